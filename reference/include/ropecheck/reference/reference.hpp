@@ -1,0 +1,88 @@
+// ropecheck/reference/reference.hpp — the high-precision RoPE reference.
+//
+// Contract: every value here is computed from the rope_config's parameters taken as exact
+// rationals, in MPFR at `precision_bits` (>= 200), by code that shares nothing with src/ (no
+// kernel, schedule or scalar header of ropecheck is used by the implementation). Results are
+// handed out as double-double (hi + lo), which carries ~106 bits: far below the 2^-53 of the
+// widest hardware type any kernel is checked in (long double has 2^-64).
+//
+// Two paths:
+//   * cos_sin_mpfr(): the angle pos * inv_freq formed and reduced in MPFR, then mpfr_sin_cos.
+//     Slow (microseconds a value) and obviously right: the yardstick.
+//   * cos_sin(): the fast path for reports and audits. inv_freq / (2 pi) is held as a 64.192-bit
+//     fixed-point number; pos * f mod 1 is formed exactly in integer arithmetic; sin/cos of the
+//     reduced angle is evaluated in double-double. Absolute error <= 2^-90 for |pos| <= 2^62,
+//     validated against the MPFR path (tests/reference/).
+//
+// MPFR and GMP headers stay inside reference/src: including this header costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "ropecheck/config.hpp"
+
+namespace ropecheck::reference {
+
+// An unevaluated sum hi + lo with |lo| <= ulp(hi) / 2.
+struct dd {
+  double hi = 0.0;
+  double lo = 0.0;
+  [[nodiscard]] long double value() const noexcept {
+    return static_cast<long double>(hi) + static_cast<long double>(lo);
+  }
+};
+
+struct cos_sin_dd {
+  dd cos;
+  dd sin;
+};
+
+class rope_reference {
+ public:
+  // Frequencies of `cfg` for a sequence of length `seq_len` (read by dynamic NTK and LongRoPE;
+  // 0 = not given: dynamic NTK then uses its base schedule, LongRoPE its short factors).
+  // Throws std::invalid_argument on a config no rule can evaluate (odd rotary_dim, base <= 1, ...).
+  explicit rope_reference(const rope_config& cfg, std::int64_t seq_len = 0,
+                          int precision_bits = 256);
+  ~rope_reference();
+  rope_reference(rope_reference&&) noexcept;
+  rope_reference& operator=(rope_reference&&) noexcept;
+  rope_reference(const rope_reference&) = delete;
+  rope_reference& operator=(const rope_reference&) = delete;
+
+  [[nodiscard]] const rope_config& config() const noexcept;
+  [[nodiscard]] int bands() const noexcept;  // rotary_dim / 2
+  [[nodiscard]] int precision_bits() const noexcept;
+
+  // Effective angular frequency of `band` in rad/token, after scaling (PI's 1/s folded in).
+  [[nodiscard]] dd inv_freq(int band) const;
+  // Decimal digits of the MPFR value of inv_freq(band), for golden files.
+  [[nodiscard]] std::string inv_freq_decimal(int band, int digits = 40) const;
+  // Factor multiplying cos and sin (YaRN mscale, LongRoPE); exactly 1 for rules without one.
+  [[nodiscard]] dd attention_factor() const;
+
+  // pos * inv_freq(band), unreduced, relative error <= 2^-100.
+  [[nodiscard]] dd angle(std::int64_t pos, int band) const;
+  // (approx - exact angle), reduced to (-pi, pi]: how far an implementation's angle is from the
+  // true one modulo a turn. Accurate to 2^-80 absolute.
+  [[nodiscard]] double angle_error(std::int64_t pos, int band, double approx) const;
+
+  // cos and sin of pos * inv_freq(band), NOT multiplied by the attention factor.
+  [[nodiscard]] cos_sin_dd cos_sin(std::int64_t pos, int band) const;       // fast path
+  [[nodiscard]] cos_sin_dd cos_sin_mpfr(std::int64_t pos, int band) const;  // direct MPFR
+
+  // The exact rotation of one head vector at `pos` (attention factor included), in the config's
+  // layout; coordinates at rotary_dim and beyond pass through. x.size() == y.size() == head_dim.
+  // Inputs are doubles: every value of every checked storage type but long double is one, and
+  // tests choose long double inputs representable in the narrowest type.
+  void rotate(std::int64_t pos, std::span<const double> x, std::span<dd> y) const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace ropecheck::reference
