@@ -1,0 +1,281 @@
+// tests/config_json_test.cpp — HF config.json -> rope_config.
+//
+// Each sample config under tests/data/configs parses to the fields its model card states; each
+// broken one under tests/data/configs/broken throws config_error whose message names the file and
+// the offending field.
+#include "ropecheck/config_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+namespace {
+
+using ropecheck::config_error;
+using ropecheck::layout;
+using ropecheck::load_hf_config;
+using ropecheck::load_hf_config_with_notes;
+using ropecheck::parse_hf_config;
+using ropecheck::rope_config;
+using ropecheck::scaling_kind;
+using json = nlohmann::json;
+
+const std::filesystem::path configs = std::filesystem::path(ROPECHECK_TEST_DATA) / "configs";
+
+TEST(HfConfig, Llama2ParsesToTheDefaultRuleWithBase1e4AndHeadDim128) {
+  const rope_config c = load_hf_config(configs / "llama2_7b.json");
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.rotary_dim, 128);
+  EXPECT_EQ(c.base, 10000.0);
+  EXPECT_EQ(c.scaling, scaling_kind::none);
+  EXPECT_EQ(c.max_position_embeddings, 4096);
+  EXPECT_EQ(c.original_max_position_embeddings, 0);
+  EXPECT_EQ(c.pair_layout, layout::half_split);
+}
+
+TEST(HfConfig, Llama31ParsesToTheLlama3RuleWithItsFourParameters) {
+  const rope_config c = load_hf_config(configs / "llama3_1_8b.json");
+  EXPECT_EQ(c.rotary_dim, 128);
+  EXPECT_EQ(c.base, 500000.0);
+  EXPECT_EQ(c.scaling, scaling_kind::llama3);
+  EXPECT_EQ(c.factor, 8.0);
+  EXPECT_EQ(c.low_freq_factor, 1.0);
+  EXPECT_EQ(c.high_freq_factor, 4.0);
+  EXPECT_EQ(c.original_max_position_embeddings, 8192);
+  EXPECT_EQ(c.max_position_embeddings, 131072);
+}
+
+TEST(HfConfig, Qwen2ParsesWithBase1e6) {
+  const rope_config c = load_hf_config(configs / "qwen2_7b.json");
+  EXPECT_EQ(c.head_dim, 128);  // 3584 / 28
+  EXPECT_EQ(c.base, 1.0e6);
+  EXPECT_EQ(c.scaling, scaling_kind::none);
+}
+
+TEST(HfConfig, DeepSeekV3YarnReadsMscalesAndTheRopeSliceOfMla) {
+  const auto p = load_hf_config_with_notes(configs / "deepseek_v3_yarn.json");
+  const rope_config& c = p.config;
+  EXPECT_EQ(c.head_dim, 64);  // qk_rope_head_dim, not hidden_size / heads = 56
+  EXPECT_EQ(c.rotary_dim, 64);
+  EXPECT_EQ(c.scaling, scaling_kind::yarn);
+  EXPECT_EQ(c.factor, 40.0);
+  EXPECT_EQ(c.original_max_position_embeddings, 4096);
+  EXPECT_EQ(c.max_position_embeddings, 163840);
+  EXPECT_EQ(c.beta_fast, 32.0);
+  EXPECT_EQ(c.beta_slow, 1.0);
+  EXPECT_TRUE(c.truncate);
+  ASSERT_TRUE(c.mscale && c.mscale_all_dim);
+  EXPECT_EQ(*c.mscale, 1.0);
+  EXPECT_EQ(*c.mscale_all_dim, 1.0);
+  EXPECT_FALSE(c.attention_factor);
+}
+
+TEST(HfConfig, QwenYarnKeepsTheExplicitFactorAndSaysItDiffersFromTheLengthRatio) {
+  const auto p = load_hf_config_with_notes(configs / "qwen2_5_yarn.json");
+  EXPECT_EQ(p.config.scaling, scaling_kind::yarn);
+  EXPECT_EQ(p.config.factor, 4.0);  // transformers v5; 4.4x-4.5x used 32768/32768 = 1
+  EXPECT_EQ(p.config.original_max_position_embeddings, 32768);
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes.front().find("explicit factor"), std::string::npos) << p.notes.front();
+}
+
+TEST(HfConfig, GptOssYarnReadsTruncateFalse) {
+  const rope_config c = load_hf_config(configs / "gpt_oss_yarn_no_truncate.json");
+  EXPECT_EQ(c.scaling, scaling_kind::yarn);
+  EXPECT_FALSE(c.truncate);
+  EXPECT_EQ(c.base, 150000.0);
+  EXPECT_EQ(c.rotary_dim, 64);
+}
+
+TEST(HfConfig, Phi3LongropeTakesTopLevelOriginalLengthAndDerivesTheFactor) {
+  const rope_config c = load_hf_config(configs / "phi3_mini_128k.json");
+  EXPECT_EQ(c.scaling, scaling_kind::longrope);  // legacy spelling "longrope" in "type"
+  EXPECT_EQ(c.rotary_dim, 96);
+  EXPECT_EQ(c.short_factor.size(), 48u);
+  EXPECT_EQ(c.long_factor.size(), 48u);
+  EXPECT_EQ(c.original_max_position_embeddings, 4096);
+  EXPECT_EQ(c.factor, 32.0);  // 131072 / 4096
+}
+
+TEST(HfConfig, SuIsTheLegacyNameOfLongrope) {
+  json j = json::parse(R"({"hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 8192,
+    "original_max_position_embeddings": 2048, "rope_scaling": {"type": "su"}})");
+  j["rope_scaling"]["short_factor"] = std::vector<double>(32, 1.0);
+  j["rope_scaling"]["long_factor"] = std::vector<double>(32, 2.0);
+  const rope_config c = parse_hf_config(j);
+  EXPECT_EQ(c.scaling, scaling_kind::longrope);
+  EXPECT_EQ(c.factor, 4.0);
+}
+
+TEST(HfConfig, PythiaRotaryPctGivesARotaryDimOfAQuarterHead) {
+  const rope_config c = load_hf_config(configs / "pythia_1_4b.json");
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.rotary_dim, 32);
+  EXPECT_EQ(c.base, 10000.0);  // rotary_emb_base
+}
+
+TEST(HfConfig, PartialRotaryFactorTruncatesAsHfDoes) {
+  // Phi-2: head 80, partial_rotary_factor 0.4 -> int(32.000000000000004) = 32.
+  const rope_config c = parse_hf_config(json::parse(
+      R"({"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4, "rope_theta": 10000.0})"));
+  EXPECT_EQ(c.head_dim, 80);
+  EXPECT_EQ(c.rotary_dim, 32);
+}
+
+TEST(HfConfig, V5RopeParametersCarryThetaAndTheRule) {
+  const rope_config c = load_hf_config(configs / "v5_llama_rope_parameters.json");
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.base, 500000.0);
+  EXPECT_EQ(c.scaling, scaling_kind::llama3);
+  EXPECT_EQ(c.factor, 32.0);
+  EXPECT_EQ(c.original_max_position_embeddings, 8192);
+}
+
+TEST(HfConfig, V5PerLayerRopeParametersReadFullAttentionAndSaySo) {
+  const auto p = load_hf_config_with_notes(configs / "v5_gemma3_per_layer.json");
+  EXPECT_EQ(p.config.head_dim, 256);
+  EXPECT_EQ(p.config.scaling, scaling_kind::linear);
+  EXPECT_EQ(p.config.factor, 8.0);
+  EXPECT_EQ(p.config.base, 1.0e6);
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes.front().find("full_attention"), std::string::npos);
+  EXPECT_NE(p.notes.front().find("sliding_attention"), std::string::npos);
+}
+
+TEST(HfConfig, V5PerLayerRopeParametersWithOneEntryUseIt) {
+  const auto p = ropecheck::parse_hf_config_with_notes(json::parse(
+      R"({"head_dim": 64, "num_attention_heads": 8, "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}}})"));
+  EXPECT_EQ(p.config.base, 20000.0);
+  ASSERT_EQ(p.notes.size(), 1u);
+}
+
+TEST(HfConfig, DynamicNtkReadsItsFactor) {
+  const rope_config c = load_hf_config(configs / "dynamic_ntk.json");
+  EXPECT_EQ(c.scaling, scaling_kind::dynamic_ntk);
+  EXPECT_EQ(c.factor, 2.0);
+  EXPECT_EQ(c.max_position_embeddings, 4096);
+}
+
+TEST(HfConfig, LinearReadsItsFactor) {
+  const rope_config c = load_hf_config(configs / "linear_16k.json");
+  EXPECT_EQ(c.scaling, scaling_kind::linear);
+  EXPECT_EQ(c.factor, 4.0);
+}
+
+TEST(HfConfig, GptJReadsNEmbdNHeadRotaryDimAndTheExplicitLayout) {
+  const rope_config c = load_hf_config(configs / "gptj_6b_interleaved.json");
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.rotary_dim, 64);
+  EXPECT_EQ(c.max_position_embeddings, 2048);  // n_positions
+  EXPECT_EQ(c.pair_layout, layout::interleaved);
+}
+
+TEST(HfConfig, StaticNtkIsRopecheckOwnRuleName) {
+  const rope_config c = parse_hf_config(json::parse(
+      R"({"hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "ntk", "factor": 8}})"));
+  EXPECT_EQ(c.scaling, scaling_kind::ntk);
+  EXPECT_EQ(c.factor, 8.0);
+}
+
+TEST(HfConfig, RopeScalingAndRopeParametersMayRepeatEachOther) {
+  const rope_config c = parse_hf_config(json::parse(R"({"hidden_size": 4096, "num_attention_heads": 32,
+      "rope_scaling": {"type": "linear", "factor": 2.0}, "rope_parameters": {"type": "linear", "factor": 2.0}})"));
+  EXPECT_EQ(c.factor, 2.0);
+}
+
+// --- broken configs: config_error naming the file and the field ---------------------------------
+
+struct broken_case {
+  const char* file;
+  const char* field;  // must appear in the message
+};
+
+class BrokenConfig : public ::testing::TestWithParam<broken_case> {};
+
+TEST_P(BrokenConfig, IsRejectedWithAMessageNamingFileAndField) {
+  const broken_case bc = GetParam();
+  const auto path = configs / "broken" / bc.file;
+  try {
+    (void)load_hf_config(path);
+    FAIL() << bc.file << " was accepted";
+  } catch (const config_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(bc.field), std::string::npos) << "message: " << msg;
+    EXPECT_NE(msg.find(bc.file), std::string::npos) << "message: " << msg;
+    EXPECT_EQ(e.file(), path.string());
+    std::cout << "  " << msg << "\n";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllBrokenSamples, BrokenConfig,
+    ::testing::Values(broken_case{"unknown_rope_type.json", "rope_scaling.type"},
+                      broken_case{"linear_missing_factor.json", "rope_scaling.factor"},
+                      broken_case{"yarn_missing_factor.json", "rope_scaling.factor"},
+                      broken_case{"theta_contradiction.json", "rope_parameters.rope_theta"},
+                      broken_case{"odd_partial_rotary.json", "partial_rotary_factor"},
+                      broken_case{"non_numeric_theta.json", "rope_theta"},
+                      broken_case{"negative_max_positions.json", "max_position_embeddings"},
+                      broken_case{"longrope_wrong_length.json", "rope_scaling.short_factor"},
+                      broken_case{"llama3_missing_original.json", "original_max_position_embeddings"},
+                      broken_case{"llama3_bad_freq_factors.json", "rope_scaling.high_freq_factor"},
+                      broken_case{"theta_not_above_one.json", "rope_theta"},
+                      broken_case{"bad_layout.json", "ropecheck_layout"},
+                      broken_case{"factor_not_number.json", "rope_scaling.factor"},
+                      broken_case{"not_json.json", "not valid JSON"}),
+    [](const ::testing::TestParamInfo<broken_case>& info) {
+      std::string n = info.param.file;
+      n = n.substr(0, n.find('.'));
+      return n;
+    });
+
+TEST(HfConfig, UnknownRopeTypeListsTheKnownOnes) {
+  try {
+    (void)parse_hf_config(json::parse(R"({"head_dim": 64, "rope_scaling": {"rope_type": "xpos"}})"));
+    FAIL();
+  } catch (const config_error& e) {
+    const std::string msg = e.what();
+    for (const char* known : {"default", "linear", "dynamic", "yarn", "llama3", "longrope"})
+      EXPECT_NE(msg.find(known), std::string::npos) << msg;
+    EXPECT_TRUE(e.file().empty());
+  }
+}
+
+TEST(HfConfig, ContradictoryTypeAndRopeTypeAreRejected) {
+  EXPECT_THROW((void)parse_hf_config(json::parse(
+                   R"({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2}})")),
+               config_error);
+}
+
+TEST(HfConfig, RotaryDimContradictingPartialRotaryFactorIsRejected) {
+  EXPECT_THROW((void)parse_hf_config(json::parse(
+                   R"({"head_dim": 128, "partial_rotary_factor": 0.5, "rotary_dim": 32})")),
+               config_error);
+}
+
+TEST(HfConfig, ContradictoryOriginalLengthsAreRejected) {
+  json j = json::parse(R"({"head_dim": 64, "max_position_embeddings": 65536, "original_max_position_embeddings": 4096,
+      "rope_scaling": {"rope_type": "yarn", "factor": 16, "original_max_position_embeddings": 8192}})");
+  EXPECT_THROW((void)parse_hf_config(j), config_error);
+}
+
+TEST(HfConfig, TruncateMustBeABoolean) {
+  EXPECT_THROW((void)parse_hf_config(json::parse(
+                   R"({"head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 4, "truncate": "no"}})")),
+               config_error);
+}
+
+TEST(HfConfig, ANonObjectIsRejected) { EXPECT_THROW((void)parse_hf_config(json::parse("[1, 2]")), config_error); }
+
+TEST(HfConfig, AMissingFileIsAConfigErrorNamingIt) {
+  try {
+    (void)load_hf_config(configs / "no_such_config.json");
+    FAIL();
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_config.json"), std::string::npos);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,681 @@
+// tests/schedule_test.cpp — frequency schedules (schedule.hpp) against the MPFR reference.
+//
+// Every rule, in float / double / long double (compute_frequencies) and in HF's own fp32 steps
+// (hf_frequencies_fp32), band by band against ropecheck::reference::rope_reference, within
+// tolerances derived below; plus the exact facts each rule promises (NTK keeps band 0, Llama-3
+// keeps its fast bands, YaRN's ramp ends, dynamic NTK resets) and the seeds' figures.
+#include "ropecheck/schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ropecheck/error.hpp"
+#include "ropecheck/reference/reference.hpp"
+
+namespace {
+
+using namespace ropecheck;
+using reference::rope_reference;
+
+// ================================================================================================
+// Tolerance table. Bookkeeping in units of u = 2^-digits(T), the unit roundoff of the type doing
+// the step. A relative error of rho*u is at most rho ulps of the exact value (ulp(x) > |x| u), and
+// a k-ulp library result is at most 2k u relative (ulp(x) <= 2|x| u). Nothing here is tuned.
+//
+//   kOp   = 1  one correctly rounded + - * / sqrt, or one conversion of a double parameter to T
+//                (charged only when the parameter is not representable in T)
+//   kPow  = 2  glibc pow / powf / powl: < 1 ulp (glibc libm-test-ulps, x86_64) -> 2u relative
+//   kLog  = 2  glibc log / logf / logl: < 1 ulp, same reasoning
+//   e ln b     the exponent e = 2i/d rounded to T (relative u, only when d is not a power of two)
+//              moves base^-e by e ln(base) u relative
+//   amplifiers  YaRN and Llama-3 mix interp = x/s and x: an absolute error delta in a mixing
+//              weight moves the result by x (1 - 1/s) delta, and the result is >= x/s, so weight
+//              errors are amplified by (s - 1) relative; derived per rule below.
+// ================================================================================================
+constexpr double kOp = 1.0;
+constexpr double kPow = 2.0;
+constexpr double kLog = 2.0;
+
+template <class T>
+double inexact(double v) {  // 1 when the double parameter v rounds on conversion to T
+  return static_cast<double>(static_cast<T>(v)) == v ? 0.0 : 1.0;
+}
+
+bool power_of_two(int d) { return d > 0 && (d & (d - 1)) == 0; }
+
+// Relative error (units of u) of x = base^-e_i formed as pow(T(base), -T(2i)/T(d)).
+template <class T>
+double rho_plain(double base, int d, int i) {
+  const double e = 2.0 * i / d;
+  return kPow + (power_of_two(d) ? 0.0 : e * std::log(base)) + e * inexact<T>(base);
+}
+
+// Exact (long double) YaRN correction range, as the reference and HF define it.
+struct ramp_ends {
+  long double low, high;
+};
+ramp_ends yarn_range(const rope_config& c) {
+  const long double L0 = static_cast<long double>(c.trained_length());
+  const long double pi = std::numbers::pi_v<long double>;
+  auto cd = [&](double r) {
+    return c.rotary_dim * std::log(L0 / (static_cast<long double>(r) * 2 * pi)) / (2 * std::log((long double)c.base));
+  };
+  long double lo = cd(c.beta_fast), hi = cd(c.beta_slow);
+  if (c.truncate) {
+    lo = std::floor(lo);
+    hi = std::ceil(hi);
+  }
+  lo = std::max(lo, 0.0L);
+  hi = std::min(hi, static_cast<long double>(c.rotary_dim - 1));
+  if (lo == hi) hi += 0.001L;
+  return {lo, hi};
+}
+
+double effective_factor(const rope_config& c) {
+  if ((c.scaling == scaling_kind::yarn || c.scaling == scaling_kind::longrope) &&
+      c.original_max_position_embeddings > 0 && c.factor == 1.0)
+    return static_cast<double>(c.max_position_embeddings) / static_cast<double>(c.original_max_position_embeddings);
+  return c.factor;
+}
+
+// The bound (ulps of T) for band i of compute_frequencies<T>.
+template <class T>
+double bound_native(const rope_config& c, int i, std::int64_t seq_len) {
+  const int d = c.rotary_dim;
+  const double e = 2.0 * i / d;
+  const double s = effective_factor(c);
+  const double s_in = inexact<T>(s);
+  const double x = rho_plain<T>(c.base, d, i);
+  switch (c.scaling) {
+    case scaling_kind::none:
+      return x;
+    case scaling_kind::linear:
+      return x + kOp + s_in;  // one division by T(s)
+    case scaling_kind::ntk:
+    case scaling_kind::dynamic_ntk: {
+      // base' = b * r^k, k = d/(d-2) rounded (u), so r^k moves by k ln(r) u; pow 2u; product u.
+      const double k = static_cast<double>(d) / (d - 2);
+      double r = s, rho_r = s_in;
+      if (c.scaling == scaling_kind::dynamic_ntk) {
+        const double L = static_cast<double>(c.max_position_embeddings);
+        const double seq = static_cast<double>(std::max<std::int64_t>(seq_len, c.max_position_embeddings));
+        if (seq == L) return x;  // exactly the plain schedule
+        // r = s*seq/L - (s-1): the product and quotient carry 2u (+ conversions) on A = s seq/L;
+        // the subtraction cancels: relative to r that is A/r, plus (s-1)/r for s-1, plus u.
+        const double A = s * seq / L;
+        r = A - (s - 1);
+        rho_r = (2 * kOp + s_in + inexact<T>(seq) + inexact<T>(L)) * A / r + (kOp + s_in) * (s - 1) / r + kOp;
+      }
+      const double rho_bp = inexact<T>(c.base) + k * rho_r + k * std::log(r) * kOp + kPow + kOp;
+      const double bp = c.base * std::pow(r, k);
+      // pow(b', -e): b''s relative error times e, pow's own 2u, the exponent's rounding e ln b'.
+      return kPow + e * rho_bp + (power_of_two(d) ? 0.0 : e * std::log(bp));
+    }
+    case scaling_kind::yarn: {
+      const auto [lo, hi] = yarn_range(c);
+      const long double w = std::clamp((i - lo) / (hi - lo), 0.0L, 1.0L);
+      // (x/s) w_i + x w_e, weights formed by one division each: interp term x + 3 (+ s), extrap
+      // term x + 2, both positive, sum + 1.
+      double rho = x + 3 * kOp + s_in + kOp;
+      if (!c.truncate && w > 0 && w < 1) {
+        // Non-integral ends carry the rounding of cd(): ~ (3/|ln y| + 2 kLog + 4) u relative each,
+        // y = L0/(2 pi r); that shifts the weights by (|low| + |high|) rho_cd u / (high - low),
+        // amplified by (s - 1).
+        const double y_fast = c.trained_length() / (c.beta_fast * 2 * std::numbers::pi);
+        const double y_slow = c.trained_length() / (c.beta_slow * 2 * std::numbers::pi);
+        const double rho_cd = 3 / std::min(std::fabs(std::log(y_fast)), std::fabs(std::log(y_slow))) + 2 * kLog + 4;
+        rho += (s - 1) * static_cast<double>((std::fabs(lo) + std::fabs(hi)) / (hi - lo)) * rho_cd;
+      }
+      return rho;
+    }
+    case scaling_kind::llama3: {
+      const long double two_pi = 2 * std::numbers::pi_v<long double>;
+      const long double f = std::pow((long double)c.base, -(long double)e);
+      const long double wl = two_pi / f;
+      const long double L0 = c.original_max_position_embeddings;
+      if (wl < L0 / c.high_freq_factor) return x;                // unchanged
+      if (wl > L0 / c.low_freq_factor) return x + kOp + s_in;    // x / s
+      // smooth = (L0/wl - lo)/(hi - lo): L0/wl carries x + 4 (2 pi, *, /, /) relative, i.e. an
+      // absolute error <= (x + 4) u * hi/(hi - lo) in smooth, + 3u for the subtraction, the
+      // division and the parameters; amplified by (s - 1); the mix itself adds 5 roundings.
+      const double H = c.high_freq_factor / (c.high_freq_factor - c.low_freq_factor);
+      return x + (s - 1) * ((x + 4) * H + 3) + 5 * kOp + s_in;
+    }
+    case scaling_kind::longrope: {
+      const auto& ext = seq_len > c.trained_length() ? c.long_factor : c.short_factor;
+      // 1/(T(ext_i) * pow(b, e)): conversion, product, reciprocal.
+      return x + inexact<T>(ext[static_cast<std::size_t>(i)]) + 2 * kOp;
+    }
+  }
+  return 0;
+}
+
+// Attention factor bound (ulps of T).
+template <class T>
+double bound_attention_native(const rope_config& c) {
+  if (c.attention_factor) return inexact<T>(*c.attention_factor);
+  const double s = effective_factor(c);
+  if (c.scaling == scaling_kind::yarn) {
+    // 0.1 m ln s + 1: 0.1 (u), m (conversion), product, ln (2u + conversion of s / ln s), product,
+    // sum (+1, the sum only shrinks the relative error of the term). The ratio doubles it, + 1.
+    auto g = [&](double m) { return kOp + inexact<T>(m) + kOp + kLog + inexact<T>(s) / std::log(s) + kOp + kOp; };
+    if (c.mscale && c.mscale_all_dim && *c.mscale != 0 && *c.mscale_all_dim != 0)
+      return g(*c.mscale) + g(*c.mscale_all_dim) + kOp;
+    return g(1.0);
+  }
+  if (c.scaling == scaling_kind::longrope) {
+    // sqrt(1 + ln s / ln L0): two logs, a quotient, a sum; sqrt halves the relative error, + 1.
+    return (2 * kLog + 2 * kOp + inexact<T>(s) / std::log(s)) / 2 + kOp;
+  }
+  return 0;
+}
+
+// Bound (ulps of float) for band i of hf_frequencies_fp32.
+double bound_hf(const rope_config& c, int i, std::int64_t seq_len) {
+  using F = float;
+  const int d = c.rotary_dim;
+  const double e = 2.0 * i / d;
+  const double s = effective_factor(c);
+  const double s_in = inexact<F>(s);
+  const double x = rho_plain<F>(c.base, d, i) + kOp;  // 1.0 / (base ** e): reciprocal
+  switch (c.scaling) {
+    case scaling_kind::none:
+      return x;
+    case scaling_kind::linear:
+      return x + kOp + s_in;
+    case scaling_kind::ntk:
+    case scaling_kind::dynamic_ntk: {
+      const double k = static_cast<double>(d) / (d - 2);
+      double rho_bp, bp;
+      if (c.scaling == scaling_kind::dynamic_ntk && seq_len > c.max_position_embeddings) {
+        // fp32 runtime path, as in bound_native<float> but k rounded to fp32 (k ln r u).
+        const double L = static_cast<double>(c.max_position_embeddings);
+        const double A = s * seq_len / L;
+        const double r = A - (s - 1);
+        const double rho_r = (2 * kOp + s_in + inexact<F>(seq_len) + inexact<F>(L)) * A / r +
+                             (kOp + inexact<F>(s - 1)) * (s - 1) / r + kOp;
+        rho_bp = inexact<F>(c.base) + k * rho_r + k * std::log(r) * kOp + kPow + kOp;
+        bp = c.base * std::pow(r, k);
+      } else {
+        // Python double base', rounded once to fp32 (double's own error is 2^-29 u_f: nil).
+        bp = c.scaling == scaling_kind::ntk ? c.base * std::pow(s, k) : c.base;
+        rho_bp = kOp;
+      }
+      return kPow + kOp + e * rho_bp + (power_of_two(d) ? 0.0 : e * std::log(bp));
+    }
+    case scaling_kind::yarn: {
+      const auto [lo, hi] = yarn_range(c);
+      const double w = static_cast<double>(std::clamp((i - lo) / (hi - lo), 0.0L, 1.0L));
+      const bool inside = w > 0 && w < 1;
+      const double ef = 1 - w, m = w / s + ef;  // exact extrapolation weight and inv/x
+      // interp = 1/(s*pos): x + 1 + s; W = 1 - (1 - ramp) carries <= 2u absolute, 1 - ramp <= u;
+      // each product 1u; sum 1u. Absolute terms are divided by m = inv/x.
+      double rho = ((x + 2 * kOp + s_in) * w / s + (inside ? 2.0 / s : 0.0) + (x + kOp) * ef + (inside ? 1.0 : 0.0)) / m +
+                   kOp;
+      if (!c.truncate && inside) {
+        // low, high rounded to fp32 (u each, Python's own error nil): weights move by
+        // (|low| + |high|) u / (high - low), twice for (i - low) and the width, amplified by s - 1.
+        rho += (s - 1) * 2 * static_cast<double>((std::fabs(lo) + std::fabs(hi)) / (hi - lo));
+      }
+      return rho;
+    }
+    case scaling_kind::llama3: {
+      const long double f = std::pow((long double)c.base, -(long double)e);
+      const long double wl = 2 * std::numbers::pi_v<long double> / f;
+      const long double L0 = c.original_max_position_embeddings;
+      if (wl < L0 / c.high_freq_factor) return x;
+      if (wl > L0 / c.low_freq_factor) return x + kOp + s_in;
+      // wavelen = reciprocal * 2pi_f (3 roundings), L0 / wavelen = reciprocal * L0 (2 more):
+      // x + 5 relative in L0/wavelen, then as in bound_native.
+      const double H = c.high_freq_factor / (c.high_freq_factor - c.low_freq_factor);
+      return x + (s - 1) * ((x + 5) * H + 3 + inexact<F>(c.low_freq_factor)) + 5 * kOp + s_in;
+    }
+    case scaling_kind::longrope: {
+      const auto& ext = seq_len > c.trained_length() ? c.long_factor : c.short_factor;
+      return rho_plain<F>(c.base, d, i) + inexact<F>(ext[static_cast<std::size_t>(i)]) + 2 * kOp;
+    }
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The configurations checked: the real models' rope settings (see tests/data/configs).
+struct named_config {
+  std::string name;
+  rope_config cfg;
+  std::int64_t seq_len = 0;
+};
+
+std::vector<double> phi3_like_short() {
+  std::vector<double> v;
+  for (int i = 0; i < 48; ++i) v.push_back(1.0 + 0.18 * std::pow(i / 47.0, 3) + 0.01 * std::sin(i));
+  return v;
+}
+std::vector<double> phi3_like_long() {
+  std::vector<double> v;
+  for (int i = 0; i < 48; ++i) v.push_back(1.0 + 1.6 * (i / 47.0) + 58.0 * std::pow(i / 47.0, 6));
+  return v;
+}
+
+std::vector<named_config> checked_configs() {
+  std::vector<named_config> out;
+  rope_config base;  // Llama-2-7B: d 128, base 1e4
+  out.push_back({"llama2_default", base});
+
+  rope_config qwen = base;
+  qwen.base = 1.0e6;
+  qwen.max_position_embeddings = 131072;
+  out.push_back({"qwen2_base1e6", qwen});
+
+  rope_config pythia = base;  // GPT-NeoX partial rotary: 128 * 0.25
+  pythia.rotary_dim = 32;
+  out.push_back({"pythia_partial32", pythia});
+
+  rope_config phi_plain = base;  // head 96: exponents 2i/96 are inexact
+  phi_plain.head_dim = phi_plain.rotary_dim = 96;
+  out.push_back({"default_d96", phi_plain});
+
+  rope_config linear = base;
+  linear.scaling = scaling_kind::linear;
+  linear.factor = 4.0;
+  out.push_back({"linear_x4", linear});
+
+  rope_config ntk = base;
+  ntk.scaling = scaling_kind::ntk;
+  ntk.factor = 8.0;
+  out.push_back({"ntk_x8", ntk});
+
+  rope_config dyn = base;
+  dyn.scaling = scaling_kind::dynamic_ntk;
+  dyn.factor = 2.0;
+  out.push_back({"dynamic_x2_at_L", dyn, 0});
+  out.push_back({"dynamic_x2_at_16384", dyn, 16384});
+
+  rope_config l3 = base;  // Llama-3.1-8B
+  l3.base = 500000.0;
+  l3.scaling = scaling_kind::llama3;
+  l3.factor = 8.0;
+  l3.low_freq_factor = 1.0;
+  l3.high_freq_factor = 4.0;
+  l3.original_max_position_embeddings = 8192;
+  l3.max_position_embeddings = 131072;
+  out.push_back({"llama3_1", l3});
+
+  rope_config ds;  // DeepSeek-V3: rope slice 64, factor 40
+  ds.head_dim = ds.rotary_dim = 64;
+  ds.scaling = scaling_kind::yarn;
+  ds.factor = 40.0;
+  ds.original_max_position_embeddings = 4096;
+  ds.max_position_embeddings = 163840;
+  ds.mscale = 1.0;
+  ds.mscale_all_dim = 1.0;
+  out.push_back({"yarn_deepseek_v3", ds});
+  rope_config ds2 = ds;
+  ds2.mscale_all_dim = 0.707;
+  out.push_back({"yarn_mscale_ratio", ds2});
+
+  rope_config qy = base;  // Qwen-style yarn, factor 4 over 32768
+  qy.base = 1.0e6;
+  qy.scaling = scaling_kind::yarn;
+  qy.factor = 4.0;
+  qy.original_max_position_embeddings = 32768;
+  qy.max_position_embeddings = 131072;
+  out.push_back({"yarn_qwen", qy});
+
+  rope_config oss;  // gpt-oss: truncate false
+  oss.head_dim = oss.rotary_dim = 64;
+  oss.base = 150000.0;
+  oss.scaling = scaling_kind::yarn;
+  oss.factor = 32.0;
+  oss.original_max_position_embeddings = 4096;
+  oss.max_position_embeddings = 131072;
+  oss.truncate = false;
+  out.push_back({"yarn_no_truncate", oss});
+
+  rope_config phi;  // Phi-3-mini-128k: d 96, factor from lengths (factor 1 = "absent")
+  phi.head_dim = phi.rotary_dim = 96;
+  phi.scaling = scaling_kind::longrope;
+  phi.original_max_position_embeddings = 4096;
+  phi.max_position_embeddings = 131072;
+  phi.short_factor = phi3_like_short();
+  phi.long_factor = phi3_like_long();
+  out.push_back({"longrope_phi3_short", phi, 0});
+  out.push_back({"longrope_phi3_long", phi, 8192});
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+template <class T>
+class ScheduleInType : public ::testing::Test {};
+using native_types = ::testing::Types<float, double, long double>;
+TYPED_TEST_SUITE(ScheduleInType, native_types);
+
+TYPED_TEST(ScheduleInType, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
+  using T = TypeParam;
+  for (const auto& nc : checked_configs()) {
+    SCOPED_TRACE(nc.name);
+    const rope_reference ref(nc.cfg, nc.seq_len);
+    const auto got = compute_frequencies<T>(nc.cfg, nc.seq_len);
+    ASSERT_EQ(static_cast<int>(got.inv_freq.size()), ref.bands());
+    double worst = 0, worst_ratio = 0;
+    int worst_band = 0;
+    for (int i = 0; i < ref.bands(); ++i) {
+      const auto r = ref.inv_freq(i);
+      const double err = static_cast<double>(ulp_error<T>(got.inv_freq[static_cast<std::size_t>(i)], r.hi, r.lo));
+      const double bound = bound_native<T>(nc.cfg, i, nc.seq_len);
+      EXPECT_LE(err, bound) << "band " << i << " of " << nc.name << ": " << err << " ulps > bound " << bound;
+      if (err / bound > worst_ratio) {
+        worst_ratio = err / bound;
+        worst = err;
+        worst_band = i;
+      }
+    }
+    const auto af = ref.attention_factor();
+    const double af_err = static_cast<double>(ulp_error<T>(got.attention_factor, af.hi, af.lo));
+    EXPECT_LE(af_err, bound_attention_native<T>(nc.cfg)) << "attention factor of " << nc.name;
+    std::printf("  %-22s worst band %2d: %6.2f ulps (bound %6.2f); attention factor %.2f ulps\n", nc.name.c_str(),
+                worst_band, worst, bound_native<T>(nc.cfg, worst_band, nc.seq_len), af_err);
+  }
+}
+
+TEST(HfFrequenciesFp32, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
+  for (const auto& nc : checked_configs()) {
+    SCOPED_TRACE(nc.name);
+    const rope_reference ref(nc.cfg, nc.seq_len);
+    const auto got = hf_frequencies_fp32(nc.cfg, nc.seq_len);
+    double worst = 0, worst_ratio = 0;
+    int worst_band = 0;
+    for (int i = 0; i < ref.bands(); ++i) {
+      const auto r = ref.inv_freq(i);
+      const double err = static_cast<double>(ulp_error<float>(got.inv_freq[static_cast<std::size_t>(i)], r.hi, r.lo));
+      const double bound = bound_hf(nc.cfg, i, nc.seq_len);
+      EXPECT_LE(err, bound) << "band " << i << " of " << nc.name << ": " << err << " ulps > bound " << bound;
+      if (err / bound > worst_ratio) {
+        worst_ratio = err / bound;
+        worst = err;
+        worst_band = i;
+      }
+    }
+    // The attention factor is HF's Python double rounded to fp32: <= 1/2 ulp + double's error.
+    const auto af = ref.attention_factor();
+    EXPECT_LE(static_cast<double>(ulp_error<float>(got.attention_factor, af.hi, af.lo)), 0.5 + 1e-6);
+    std::printf("  %-22s worst band %2d: %6.2f ulps of fp32 (bound %6.2f)\n", nc.name.c_str(), worst_band, worst,
+                bound_hf(nc.cfg, worst_band, nc.seq_len));
+  }
+}
+
+// inv_freq held in bf16 / fp16: the float schedule rounded band by band, nothing else.
+template <class T>
+void expect_rounded_from_float(const rope_config& cfg) {
+  const auto wide = compute_frequencies<float>(cfg);
+  const auto narrow = compute_frequencies<T>(cfg);
+  ASSERT_EQ(narrow.inv_freq.size(), wide.inv_freq.size());
+  for (std::size_t i = 0; i < wide.inv_freq.size(); ++i) {
+    const T expect = static_cast<T>(wide.inv_freq[i]);
+    EXPECT_EQ(Eigen::numext::bit_cast<std::uint16_t>(narrow.inv_freq[i]), Eigen::numext::bit_cast<std::uint16_t>(expect))
+        << "band " << i;
+  }
+}
+
+TEST(ScheduleInNarrowTypes, Bf16AndHalfAreTheFloatScheduleRoundedPerBand) {
+  for (const auto& nc : checked_configs()) {
+    SCOPED_TRACE(nc.name);
+    expect_rounded_from_float<Eigen::bfloat16>(nc.cfg);
+    expect_rounded_from_float<Eigen::half>(nc.cfg);
+  }
+}
+
+TEST(ScheduleInNarrowTypes, Bf16InvFreqIsOffByUpToTheBf16UnitRoundoff) {
+  // The bug class: bf16 keeps 8 significant bits, so rounding alone is off by up to u = 2^-8
+  // relative (plus float's few 2^-24).
+  const rope_config cfg;
+  const rope_reference ref(cfg);
+  const auto bf = compute_frequencies<Eigen::bfloat16>(cfg);
+  double worst = 0;
+  for (int i = 0; i < ref.bands(); ++i) {
+    const double exact = static_cast<double>(ref.inv_freq(i).value());
+    worst = std::max(worst, std::fabs(static_cast<double>(static_cast<float>(bf.inv_freq[static_cast<std::size_t>(i)])) - exact) / exact);
+  }
+  std::printf("  bf16 inv_freq worst relative error %.3g (u_bf16 = 2^-8 = %.3g)\n", worst, std::ldexp(1.0, -8));
+  EXPECT_LE(worst, std::ldexp(1.0, -8) * (1 + std::ldexp(1.0, -20)));
+  EXPECT_GT(worst, std::ldexp(1.0, -16));  // visibly worse than fp32
+}
+
+// ------------------------------------------------------------------------------------------------
+// Exact facts.
+
+rope_config with(scaling_kind k, double factor) {
+  rope_config c;
+  c.scaling = k;
+  c.factor = factor;
+  return c;
+}
+
+TEST(NtkSchedule, KeepsBandZeroExactlyAndDividesTheLastBandByTheFactor) {
+  const rope_config c = with(scaling_kind::ntk, 8.0);
+  const auto f = compute_frequencies<double>(c);
+  EXPECT_EQ(f.inv_freq[0], 1.0);  // pow(b', -0) == 1 exactly
+  const int d = c.rotary_dim;
+  const long double expect = std::pow(10000.0L, -static_cast<long double>(d - 2) / d) / 8.0L;
+  const double err = static_cast<double>(ulp_error<double>(f.inv_freq.back(), static_cast<double>(expect),
+                                                           static_cast<double>(expect - static_cast<double>(expect))));
+  // bound_native<double> for the last band (e ~ 1): pow + e(k ln s + pow + 2) ~ 9 ulps.
+  EXPECT_LE(err, bound_native<double>(c, d / 2 - 1, 0));
+  std::printf("  NTK last band vs base^(-(d-2)/d)/s: %.2f ulps\n", err);
+}
+
+TEST(NtkSchedule, SeedsFigureBasePrimeIsAbout82700) {
+  const double bp = ntk_scaled_base<double>(with(scaling_kind::ntk, 8.0));
+  std::printf("  NTK base' for d=128, s=8: %.1f\n", bp);
+  EXPECT_NEAR(bp, 82700.0, 50.0);  // the seed quotes "~82,700" (3 significant figures)
+}
+
+TEST(DefaultSchedule, SeedsFigureTheta63Is1155e4) {
+  const auto f = compute_frequencies<double>(rope_config{});
+  std::printf("  theta_63 (d=128, base 1e4) = %.6g\n", f.inv_freq[63]);
+  EXPECT_NEAR(f.inv_freq[63], 1.155e-4, 0.0005e-4);  // quoted to 4 significant figures
+  EXPECT_EQ(f.inv_freq[0], 1.0);
+}
+
+TEST(DynamicNtkSchedule, EqualsTheDefaultScheduleUpToTheTrainedLength) {
+  const rope_config dyn = with(scaling_kind::dynamic_ntk, 2.0);
+  const auto plain = compute_frequencies<double>(rope_config{});
+  for (std::int64_t seq : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4095}, std::int64_t{4096}}) {
+    const auto f = compute_frequencies<double>(dyn, seq);
+    EXPECT_EQ(f.inv_freq, plain.inv_freq) << "seq_len " << seq;
+  }
+  const auto hf_plain = hf_frequencies_fp32(rope_config{});
+  EXPECT_EQ(hf_frequencies_fp32(dyn, 4096).inv_freq, hf_plain.inv_freq);
+  EXPECT_NE(compute_frequencies<double>(dyn, 4097).inv_freq, plain.inv_freq);
+}
+
+TEST(DynamicNtkState, GrowsWithTheLongestSequenceAndResetsOnAShortOne) {
+  dynamic_ntk_state st(with(scaling_kind::dynamic_ntk, 2.0));
+  const auto plain = compute_frequencies<double>(rope_config{});
+  EXPECT_EQ(st.current().inv_freq, plain.inv_freq);
+  EXPECT_FALSE(st.update(100));
+  EXPECT_TRUE(st.update(10000));  // growth
+  const auto at10k = compute_frequencies<double>(st.config(), 10000);
+  EXPECT_EQ(st.current().inv_freq, at10k.inv_freq);
+  EXPECT_FALSE(st.update(8000));  // shorter but still past L: keeps the longest
+  EXPECT_EQ(st.current().inv_freq, at10k.inv_freq);
+  EXPECT_EQ(st.max_seq_len_cached(), 10000);
+  EXPECT_FALSE(st.update(4096));  // HF resets only when strictly shorter than L
+  EXPECT_TRUE(st.update(4095));   // reset
+  EXPECT_EQ(st.current().inv_freq, plain.inv_freq);
+  EXPECT_EQ(st.max_seq_len_cached(), 4096);
+}
+
+TEST(DynamicNtkState, LongropeSwitchesBetweenShortAndLongFactors) {
+  const auto cs = checked_configs();
+  const auto it = std::find_if(cs.begin(), cs.end(), [](const named_config& n) { return n.name == "longrope_phi3_short"; });
+  ASSERT_NE(it, cs.end());
+  dynamic_ntk_state st(it->cfg);
+  EXPECT_FALSE(st.update(4096));
+  EXPECT_TRUE(st.update(4097));
+  EXPECT_EQ(st.current().inv_freq, compute_frequencies<double>(it->cfg, 8192).inv_freq);
+  EXPECT_TRUE(st.update(10));
+  EXPECT_EQ(st.current().inv_freq, st.original().inv_freq);
+}
+
+TEST(Llama3Schedule, KeepsTheFastBandsAndDividesTheSlowOnesByTheFactor) {
+  rope_config l3 = with(scaling_kind::llama3, 8.0);
+  l3.base = 500000.0;
+  l3.original_max_position_embeddings = 8192;
+  rope_config plain = l3, lin = l3;
+  plain.scaling = scaling_kind::none;
+  lin.scaling = scaling_kind::linear;
+  const auto f = compute_frequencies<double>(l3);
+  EXPECT_EQ(f.inv_freq.front(), compute_frequencies<double>(plain).inv_freq.front());
+  EXPECT_EQ(f.inv_freq.back(), compute_frequencies<double>(lin).inv_freq.back());
+  const auto h = hf_frequencies_fp32(l3);
+  EXPECT_EQ(h.inv_freq.front(), hf_frequencies_fp32(plain).inv_freq.front());
+  EXPECT_EQ(h.inv_freq.back(), hf_frequencies_fp32(lin).inv_freq.back());
+}
+
+TEST(YarnSchedule, BandsBelowTheRampAreUnscaledAndBandsAboveAreInterpolated) {
+  for (const auto& nc : checked_configs()) {
+    if (nc.cfg.scaling != scaling_kind::yarn) continue;
+    SCOPED_TRACE(nc.name);
+    rope_config plain = nc.cfg, lin = nc.cfg;
+    plain.scaling = scaling_kind::none;
+    lin.scaling = scaling_kind::linear;
+    const auto f = compute_frequencies<double>(nc.cfg);
+    const auto p = compute_frequencies<double>(plain);
+    const auto l = compute_frequencies<double>(lin);
+    const auto [lo, hi] = yarn_range(nc.cfg);
+    int below = 0, above = 0;
+    for (int i = 0; i < nc.cfg.bands(); ++i) {
+      if (i <= lo) {
+        EXPECT_EQ(f.inv_freq[static_cast<std::size_t>(i)], p.inv_freq[static_cast<std::size_t>(i)]) << "band " << i;
+        ++below;
+      } else if (i >= hi) {
+        EXPECT_EQ(f.inv_freq[static_cast<std::size_t>(i)], l.inv_freq[static_cast<std::size_t>(i)]) << "band " << i;
+        ++above;
+      } else {
+        EXPECT_LT(f.inv_freq[static_cast<std::size_t>(i)], p.inv_freq[static_cast<std::size_t>(i)]);
+        EXPECT_GT(f.inv_freq[static_cast<std::size_t>(i)], l.inv_freq[static_cast<std::size_t>(i)]);
+      }
+    }
+    std::printf("  %-20s ramp [%.3Lf, %.3Lf]: %d bands unscaled, %d interpolated\n", nc.name.c_str(), lo, hi, below,
+                above);
+    EXPECT_GT(below, 0);
+  }
+}
+
+TEST(YarnSchedule, DeepSeekAttentionFactorIsTheMscaleRatio) {
+  rope_config ds = with(scaling_kind::yarn, 40.0);
+  ds.head_dim = ds.rotary_dim = 64;
+  ds.original_max_position_embeddings = 4096;
+  ds.max_position_embeddings = 163840;
+  ds.mscale = 1.0;
+  ds.mscale_all_dim = 1.0;
+  EXPECT_EQ(compute_frequencies<double>(ds).attention_factor, 1.0);  // equal mscales cancel
+  ds.mscale_all_dim.reset();
+  EXPECT_DOUBLE_EQ(compute_frequencies<double>(ds).attention_factor, 0.1 * std::log(40.0) + 1.0);
+  ds.mscale = 0.0;  // Python truthiness: 0 counts as absent
+  ds.mscale_all_dim = 1.0;
+  EXPECT_DOUBLE_EQ(compute_frequencies<double>(ds).attention_factor, 0.1 * std::log(40.0) + 1.0);
+}
+
+TEST(YarnSchedule, TheExplicitFactorWinsOverTheLengthRatioAsInTransformersV5) {
+  // Qwen2.5 + yarn as documented: max_position_embeddings 32768, original 32768, factor 4.
+  // transformers 4.4x-4.5x computed factor = 32768/32768 = 1 (no scaling at all); v5 uses 4.
+  rope_config q = with(scaling_kind::yarn, 4.0);
+  q.base = 1.0e6;
+  q.original_max_position_embeddings = 32768;
+  q.max_position_embeddings = 32768;
+  const auto f = compute_frequencies<double>(q);
+  EXPECT_DOUBLE_EQ(f.attention_factor, 0.1 * std::log(4.0) + 1.0);
+  const rope_reference ref(q);
+  const auto af = ref.attention_factor();
+  EXPECT_LE(static_cast<double>(ulp_error<double>(f.attention_factor, af.hi, af.lo)), bound_attention_native<double>(q));
+  const auto last = ref.inv_freq(q.bands() - 1);
+  EXPECT_LE(static_cast<double>(ulp_error<double>(f.inv_freq.back(), last.hi, last.lo)),
+            bound_native<double>(q, q.bands() - 1, 0));
+}
+
+TEST(HfFrequenciesFp32, DiffersFromCorrectlyRoundedFp32InSomeBandsForBase500000) {
+  rope_config c;
+  c.base = 500000.0;
+  const rope_reference ref(c);
+  const auto hf = hf_frequencies_fp32(c);
+  int differ = 0, worst = 0;
+  for (int i = 0; i < ref.bands(); ++i) {
+    const auto r = ref.inv_freq(i);
+    // Correct rounding of hi + lo to float: nearest of the float neighbours of (float)hi.
+    const float f0 = static_cast<float>(r.hi);
+    float best = f0;
+    for (float cand : {std::nextafter(f0, 0.0f), std::nextafter(f0, 2.0f)})
+      if (std::fabs((static_cast<long double>(cand) - r.hi) - r.lo) < std::fabs((static_cast<long double>(best) - r.hi) - r.lo))
+        best = cand;
+    const float got = hf.inv_freq[static_cast<std::size_t>(i)];
+    if (got != best) {
+      ++differ;
+      const int ulps = static_cast<int>(std::fabs(static_cast<double>(got - best)) /
+                                        static_cast<double>(ulp_of<float>(best)) + 0.5);
+      worst = std::max(worst, ulps);
+    }
+  }
+  std::printf("  torch-style fp32 inv_freq, base 500000, d 128: %d of %d bands differ from the correctly rounded "
+              "value (largest difference %d ulp; DESIGN quotes 21 of 64 for torch's Sleef powf)\n",
+              differ, ref.bands(), worst);
+  EXPECT_GT(differ, 0);
+  EXPECT_LE(worst, 2);
+}
+
+TEST(Validate, RejectsWhatNoRuleCanEvaluateNamingTheField) {
+  auto expect_field = [](rope_config c, const char* field) {
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted; expected a complaint about " << field;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)compute_frequencies<double>(c), std::invalid_argument);
+    EXPECT_THROW((void)hf_frequencies_fp32(c), std::invalid_argument);
+  };
+  rope_config c;
+  c.rotary_dim = 127;
+  expect_field(c, "rotary_dim");
+  c = {};
+  c.rotary_dim = 0;
+  expect_field(c, "rotary_dim");
+  c = {};
+  c.rotary_dim = 256;
+  expect_field(c, "rotary_dim");
+  c = {};
+  c.head_dim = 0;
+  expect_field(c, "head_dim");
+  c = {};
+  c.base = 1.0;
+  expect_field(c, "base");
+  c = {};
+  c.base = std::numeric_limits<double>::infinity();
+  expect_field(c, "base");
+  c = with(scaling_kind::linear, 0.0);
+  expect_field(c, "factor");
+  c = with(scaling_kind::llama3, 8.0);
+  expect_field(c, "original_max_position_embeddings");
+  c.original_max_position_embeddings = 8192;
+  c.high_freq_factor = 1.0;
+  expect_field(c, "high_freq_factor");
+  c = with(scaling_kind::longrope, 1.0);
+  c.short_factor.assign(63, 1.0);
+  c.long_factor.assign(64, 1.0);
+  expect_field(c, "short_factor");
+  c = with(scaling_kind::ntk, 2.0);
+  c.head_dim = c.rotary_dim = 2;
+  expect_field(c, "rotary_dim");
+  c = with(scaling_kind::yarn, 4.0);
+  c.beta_fast = 0.5;
+  expect_field(c, "beta_fast");
+}
+
+}  // namespace
