@@ -1,0 +1,324 @@
+// ropecheck/angle.hpp — angle strategies: how an implementation turns (position, band) into cos/sin.
+//
+// This is where nearly all RoPE error comes from, so each way real code does it is a named policy.
+// Every strategy models `angle_strategy`:
+//   value_type                  the type its cos/sin come out in (the cache or op dtype)
+//   cos_sin(pos, band)          cos and sin, each already multiplied by the attention factor
+//                               (as HF multiplies the cache by attention_scaling)
+//   angle(pos, band)            the angle it formed, before sin/cos, widened exactly to long double
+//   bands()                     number of rotated pairs
+//   name()                      a stable identifier used in reports and test names
+//
+// The strategies (the exact one, backed by the MPFR reference, is in exact_strategy.hpp):
+//   direct_angle<T>             inv_freq, position, product and sin/cos all in T
+//   hf_angle<Model>             HF transformers: fp32 inv_freq as torch computes it, fp32 product of
+//                               float(position) and inv_freq, fp32 cos/sin * attention factor, then
+//                               cast to the model dtype
+//   storage_positions<S, C>     positions held in S (the bf16-positions bug), the rest in C
+//   ggml_angle                  ggml: theta_i formed by repeated fp32 multiplication by
+//                               powf(base, -2/d), ggml's YaRN mix, cosf/sinf
+//   cached<CacheT, Inner>       Inner's cos/sin stored in a CacheT table (the bf16-cache bug)
+//   fast_sincos_angle           fp32 angle, then a low-accuracy sin/cos (the fast-math class)
+#pragma once
+
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <numbers>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ropecheck/config.hpp"
+#include "ropecheck/scalar.hpp"
+#include "ropecheck/schedule.hpp"
+
+namespace ropecheck {
+
+template <class T>
+struct cos_sin_pair {
+  T cos;
+  T sin;
+};
+
+template <class S>
+concept angle_strategy = requires(const S& s, std::int64_t pos, int band) {
+  typename S::value_type;
+  { s.cos_sin(pos, band) } -> std::same_as<cos_sin_pair<typename S::value_type>>;
+  { s.angle(pos, band) } -> std::convertible_to<long double>;
+  { s.bands() } -> std::convertible_to<int>;
+  { s.name() } -> std::convertible_to<std::string>;
+};
+
+// Convert between two supported scalars with a single rounding (Eigen's own conversions of
+// double to bf16/half round twice). Types without traits (exact rationals in proofs) fall back to
+// their own conversion, so kernels stay usable in constant expressions.
+template <class To, class From>
+[[nodiscard]] constexpr To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (requires { scalar_traits<To>::narrow(scalar_traits<From>::widen(v)); }) {
+    if (std::is_constant_evaluated()) return static_cast<To>(v);
+    return scalar_traits<To>::narrow(scalar_traits<From>::widen(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// A position as T, rounded once (int64 -> long double is exact for |pos| < 2^64).
+template <class T>
+[[nodiscard]] inline T position_as(std::int64_t pos) {
+  return scalar_traits<T>::narrow(static_cast<long double>(pos));
+}
+
+// ---------------------------------------------------------------------------------------------
+// direct_angle<T>: everything in T. For T = float this is the typical hand-written fp32 kernel
+// (inv_freq by powf, angle = p * inv_freq, cosf/sinf); for T = bf16 it is eager bf16 throughout,
+// positions included. Error: angle off by ~(k+2) u_T |p theta| where k u_T bounds inv_freq's
+// relative error (see tests/error_model.hpp).
+template <class T>
+class direct_angle {
+ public:
+  using value_type = T;
+  explicit direct_angle(const rope_config& cfg, std::int64_t seq_len = 0)
+      : freq_(compute_frequencies<T>(cfg, seq_len)) {}
+
+  [[nodiscard]] T angle_in_type(std::int64_t pos, int band) const {
+    return T(position_as<T>(pos) * freq_.inv_freq[static_cast<std::size_t>(band)]);
+  }
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const {
+    return scalar_traits<T>::widen(angle_in_type(pos, band));
+  }
+  [[nodiscard]] cos_sin_pair<T> cos_sin(std::int64_t pos, int band) const {
+    const T a = angle_in_type(pos, band);
+    return {T(cos_of(a) * freq_.attention_factor), T(sin_of(a) * freq_.attention_factor)};
+  }
+  [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
+  [[nodiscard]] std::string name() const { return "direct_" + std::string(scalar_name<T>()); }
+  [[nodiscard]] const frequency_schedule<T>& frequencies() const { return freq_; }
+
+ private:
+  frequency_schedule<T> freq_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// hf_angle<Model>: HF transformers' LlamaRotaryEmbedding.forward, step by step:
+//   inv_freq                         fp32, computed as torch does (hf_frequencies_fp32)
+//   freqs = inv_freq @ pos.float()   one fp32 product (position rounded to fp32 past 2^24)
+//   cos = freqs.cos() * scaling      fp32 cos, fp32 multiply by attention_scaling
+//   cos.to(x.dtype)                  one rounding to the model dtype
+template <class Model>
+class hf_angle {
+ public:
+  using value_type = Model;
+  explicit hf_angle(const rope_config& cfg, std::int64_t seq_len = 0)
+      : freq_(hf_frequencies_fp32(cfg, seq_len)) {}
+
+  [[nodiscard]] float angle_fp32(std::int64_t pos, int band) const {
+    return static_cast<float>(pos) * freq_.inv_freq[static_cast<std::size_t>(band)];
+  }
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_fp32(pos, band); }
+  [[nodiscard]] cos_sin_pair<Model> cos_sin(std::int64_t pos, int band) const {
+    const float a = angle_fp32(pos, band);
+    const float c = std::cos(a) * freq_.attention_factor;
+    const float s = std::sin(a) * freq_.attention_factor;
+    return {convert<Model>(c), convert<Model>(s)};
+  }
+  [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
+  [[nodiscard]] std::string name() const { return "hf_" + std::string(scalar_name<Model>()); }
+  [[nodiscard]] const frequency_schedule<float>& frequencies() const { return freq_; }
+
+ private:
+  frequency_schedule<float> freq_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// storage_positions<S, C>: the position ids were cast to the storage dtype before the product
+// (e.g. position_ids.to(bf16) or a model.to(bf16) that converted a float position buffer).
+// bf16 holds integers exactly only up to 256: position 257 becomes 256, 15962 becomes 15968.
+template <class S, class C = float>
+class storage_positions {
+ public:
+  using value_type = C;
+  explicit storage_positions(const rope_config& cfg, std::int64_t seq_len = 0)
+      : freq_(compute_frequencies<C>(cfg, seq_len)) {}
+
+  [[nodiscard]] C angle_in_type(std::int64_t pos, int band) const {
+    const C p = convert<C>(position_as<S>(pos));
+    return C(p * freq_.inv_freq[static_cast<std::size_t>(band)]);
+  }
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const {
+    return scalar_traits<C>::widen(angle_in_type(pos, band));
+  }
+  [[nodiscard]] cos_sin_pair<C> cos_sin(std::int64_t pos, int band) const {
+    const C a = angle_in_type(pos, band);
+    return {C(cos_of(a) * freq_.attention_factor), C(sin_of(a) * freq_.attention_factor)};
+  }
+  [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
+  [[nodiscard]] std::string name() const {
+    return "positions_in_" + std::string(scalar_name<S>()) + "_" + std::string(scalar_name<C>());
+  }
+
+ private:
+  frequency_schedule<C> freq_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// ggml_angle: ggml's rope (ggml-cpu ops.cpp, rope_yarn and its cache init), in fp32:
+//   theta_scale = powf(freq_base, -2.0f / n_dims)
+//   theta_0 = (float) p;  theta_{i+1} = theta_i * theta_scale     (repeated fp32 products)
+//   theta_extrap = theta_i / freq_factor_i                         (llama3/longrope factors)
+//   theta_interp = freq_scale * theta_extrap                       (freq_scale = 1/factor)
+//   YaRN: ramp over i (ggml_rope_yarn_corr_dims, floor/ceil), mix interp/extrap
+//   cos = cosf(theta) * mscale
+// Differences from HF it inherits on purpose: the repeated product makes band i's frequency
+// error grow like i ulps; freq_base for NTK-style rules is the scaled base the runtime passes.
+// Deviation: the attention factor (mscale) is taken from the schedule as one fp32 number rather
+// than rebuilt from ggml's attn_factor * (1 + 0.1 ln(1/freq_scale)); the two agree to an ulp.
+class ggml_angle {
+ public:
+  using value_type = float;
+  explicit ggml_angle(const rope_config& cfg, std::int64_t seq_len = 0) : bands_(cfg.bands()) {
+    validate(cfg);
+    const auto exact = compute_frequencies<double>(cfg, seq_len);
+    double base = cfg.base;
+    rope_config plain = cfg;
+    plain.scaling = scaling_kind::none;
+    const auto unscaled = compute_frequencies<double>(plain, seq_len);
+    switch (cfg.scaling) {
+      case scaling_kind::ntk:
+      case scaling_kind::dynamic_ntk:
+        // The runtime passes the NTK-scaled base: recover it from the slowest band exactly as
+        // llama.cpp's caller would compute it, base' = inv_freq_last^(-d/(d-2)).
+        base = std::pow(exact.inv_freq.back(), -static_cast<double>(cfg.rotary_dim) /
+                                                   static_cast<double>(cfg.rotary_dim - 2));
+        break;
+      case scaling_kind::linear:
+        freq_scale_ = static_cast<float>(1.0 / cfg.factor);
+        break;
+      case scaling_kind::llama3:
+      case scaling_kind::longrope:
+        // llama.cpp uploads these as a rope_freqs tensor of divisors, in fp32.
+        freq_factor_.resize(static_cast<std::size_t>(bands_));
+        for (int i = 0; i < bands_; ++i)
+          freq_factor_[static_cast<std::size_t>(i)] =
+              static_cast<float>(unscaled.inv_freq[static_cast<std::size_t>(i)] /
+                                 exact.inv_freq[static_cast<std::size_t>(i)]);
+        break;
+      case scaling_kind::yarn: {
+        freq_scale_ = static_cast<float>(1.0 / effective_yarn_factor(cfg));
+        ext_factor_ = 1.0f;
+        // ggml_rope_yarn_corr_dims: floor/ceil of the correction dims, clamped to [0, n_dims-1].
+        const auto corr = [&](double rot) {
+          return static_cast<float>(cfg.rotary_dim) *
+                 std::log(static_cast<float>(cfg.trained_length()) /
+                          (static_cast<float>(rot) * 2.0f * std::numbers::pi_v<float>)) /
+                 (2.0f * std::log(static_cast<float>(cfg.base)));
+        };
+        corr_low_ = std::max(0.0f, std::floor(corr(cfg.beta_fast)));
+        corr_high_ = std::min(static_cast<float>(cfg.rotary_dim - 1), std::ceil(corr(cfg.beta_slow)));
+        break;
+      }
+      case scaling_kind::none:
+        break;
+    }
+    theta_scale_ = std::pow(static_cast<float>(base), -2.0f / static_cast<float>(cfg.rotary_dim));
+    mscale_ = static_cast<float>(exact.attention_factor);
+  }
+
+  [[nodiscard]] float angle_fp32(std::int64_t pos, int band) const {
+    float theta = static_cast<float>(pos);
+    for (int i = 0; i < band; ++i) theta *= theta_scale_;
+    if (!freq_factor_.empty()) theta /= freq_factor_[static_cast<std::size_t>(band)];
+    const float interp = freq_scale_ * theta;
+    if (ext_factor_ == 0.0f) return interp;
+    // rope_yarn_ramp: y = (i0/2 - low) / max(0.001, high - low); ramp = 1 - clamp(y, 0, 1)
+    const float y = (static_cast<float>(band) - corr_low_) / std::max(0.001f, corr_high_ - corr_low_);
+    const float ramp_mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * ext_factor_;
+    return interp * (1.0f - ramp_mix) + theta * ramp_mix;
+  }
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_fp32(pos, band); }
+  [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const {
+    const float t = angle_fp32(pos, band);
+    return {std::cos(t) * mscale_, std::sin(t) * mscale_};
+  }
+  [[nodiscard]] int bands() const { return bands_; }
+  [[nodiscard]] std::string name() const { return "ggml_float"; }
+
+ private:
+  // The YaRN factor as the schedule reads it (an explicit factor wins; see schedule.hpp), so that
+  // ggml_angle differs from the schedule only in its arithmetic.
+  static double effective_yarn_factor(const rope_config& cfg) { return detail::effective_factor_in<double>(cfg); }
+
+  int bands_;
+  float theta_scale_ = 1.0f;
+  float freq_scale_ = 1.0f;
+  float ext_factor_ = 0.0f;
+  float corr_low_ = 0.0f, corr_high_ = 0.0f;
+  float mscale_ = 1.0f;
+  std::vector<float> freq_factor_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// cached<CacheT, Inner>: Inner's cos/sin rounded once into a CacheT table, as engines that
+// precompute a cos/sin cache in the model dtype do. In bf16 the cache alone moves cos and sin by
+// up to 2^-9 relative, which breaks the relative-offset identity at every position.
+template <class CacheT, angle_strategy Inner>
+class cached {
+ public:
+  using value_type = CacheT;
+  explicit cached(Inner inner) : inner_(std::move(inner)) {}
+
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const { return inner_.angle(pos, band); }
+  [[nodiscard]] cos_sin_pair<CacheT> cos_sin(std::int64_t pos, int band) const {
+    const auto cs = inner_.cos_sin(pos, band);
+    return {convert<CacheT>(cs.cos), convert<CacheT>(cs.sin)};
+  }
+  [[nodiscard]] int bands() const { return inner_.bands(); }
+  [[nodiscard]] std::string name() const {
+    return inner_.name() + "_cache_" + std::string(scalar_name<CacheT>());
+  }
+
+ private:
+  Inner inner_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A fast low-accuracy sine, the kind fast-math builds and hand-vectorised kernels substitute.
+// Contract: x reduced to [-pi, pi] with a single fp32 constant for 2 pi (so reduction error grows
+// like |x| 2^-24 as well); then the parabola 4/pi x - 4/pi^2 x|x| with one correction step
+// (P = 0.225). Absolute error <= 1.1e-3 on [-pi, pi] (measured in tests/angle_test.cpp).
+[[nodiscard]] inline float fast_sin(float x) noexcept {
+  constexpr float two_pi = 2.0f * std::numbers::pi_v<float>;
+  constexpr float inv_two_pi = 1.0f / two_pi;
+  x -= two_pi * std::nearbyint(x * inv_two_pi);
+  constexpr float b = 4.0f / std::numbers::pi_v<float>;
+  constexpr float c = -4.0f / (std::numbers::pi_v<float> * std::numbers::pi_v<float>);
+  const float y = b * x + c * x * std::fabs(x);
+  constexpr float p = 0.225f;
+  return p * (y * std::fabs(y) - y) + y;
+}
+[[nodiscard]] inline float fast_cos(float x) noexcept {
+  return fast_sin(x + std::numbers::pi_v<float> / 2.0f);
+}
+
+class fast_sincos_angle {
+ public:
+  using value_type = float;
+  explicit fast_sincos_angle(const rope_config& cfg, std::int64_t seq_len = 0) : angle_(cfg, seq_len) {}
+
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_.angle(pos, band); }
+  [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const {
+    const float a = angle_.angle_in_type(pos, band);
+    const float af = angle_.frequencies().attention_factor;
+    return {fast_cos(a) * af, fast_sin(a) * af};
+  }
+  [[nodiscard]] int bands() const { return angle_.bands(); }
+  [[nodiscard]] std::string name() const { return "fast_sincos_float"; }
+
+ private:
+  direct_angle<float> angle_;
+};
+
+}  // namespace ropecheck

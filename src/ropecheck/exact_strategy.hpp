@@ -1,0 +1,41 @@
+// ropecheck/exact_strategy.hpp — the exact angle strategy: cos/sin from the MPFR reference,
+// rounded once to T. What a perfect implementation in T would feed its rotation.
+//
+// Glue between the kernels and reference/: link ropecheck::reference to use it. The reference
+// itself shares no code with the kernels; this adapter only rounds its results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ropecheck/angle.hpp"
+#include "ropecheck/reference/reference.hpp"
+
+namespace ropecheck {
+
+template <class T>
+class exact_angle {
+ public:
+  using value_type = T;
+  // The reference must outlive the strategy.
+  explicit exact_angle(const reference::rope_reference& ref) : ref_(&ref) {
+    const auto af = ref.attention_factor();
+    af_ = static_cast<long double>(af.hi) + static_cast<long double>(af.lo);
+  }
+
+  [[nodiscard]] long double angle(std::int64_t pos, int band) const { return ref_->angle(pos, band).value(); }
+  // cos * af rounded once to T (the product formed in long double: 2^-64 relative, below any T
+  // but long double, where it adds at most 1/2 ulp; the error model accounts for it).
+  [[nodiscard]] cos_sin_pair<T> cos_sin(std::int64_t pos, int band) const {
+    const auto cs = ref_->cos_sin(pos, band);
+    return {scalar_traits<T>::narrow(cs.cos.value() * af_), scalar_traits<T>::narrow(cs.sin.value() * af_)};
+  }
+  [[nodiscard]] int bands() const { return ref_->bands(); }
+  [[nodiscard]] std::string name() const { return "exact_" + std::string(scalar_name<T>()); }
+
+ private:
+  const reference::rope_reference* ref_;
+  long double af_ = 1.0L;
+};
+
+}  // namespace ropecheck
