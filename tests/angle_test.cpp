@@ -89,7 +89,7 @@ class AngleStrategy : public ::testing::TestWithParam<named_config> {};
 
 template <class T>
 angle_model direct_model(const named_config& nc) {
-  return {[nc](int b) { return test::k_freq_direct(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
+  return {[nc](int b) { return test::k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
           ulp_of<T>(0.0L), scalar_traits<T>::digits};
 }
 
@@ -124,9 +124,11 @@ template <class Model>
 void expect_hf_within_model(const named_config& nc) {
   const rope_reference ref(nc.cfg, nc.seq_len);
   const hf_angle<Model> s(nc.cfg, nc.seq_len);
-  const auto r = sweep(s, ref, direct_model<float>(nc), std::int64_t{1} << 31, unit_roundoff<float>(),
-                       unit_roundoff<Model>() >= unit_roundoff<float>() && !std::is_same_v<Model, float>
-                           ? unit_roundoff<Model>() : 0.0L);
+  const angle_model m{[nc](int b) { return test::k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(),
+                      ulp_of<float>(0.0L), scalar_traits<float>::digits};
+  // cos/sin rounded once more to the model dtype (none for float).
+  const long double cast = std::is_same_v<Model, float> ? 0.0L : unit_roundoff<Model>();
+  const auto r = sweep(s, ref, m, std::int64_t{1} << 31, unit_roundoff<float>(), cast);
   EXPECT_LE(r.angle.ratio, 1.0L) << s.name() << " angle: " << r.angle.describe();
   EXPECT_LE(r.cos_sin.ratio, 1.0L) << s.name() << " cos/sin: " << r.cos_sin.describe();
   std::printf("[ropecheck] %-24s %-22s worst angle error/bound %.3Lg, cos/sin %.3Lg\n", nc.name.c_str(),

@@ -1,0 +1,20 @@
+# Installs ropecheck into a scratch prefix, then configures, builds and runs tests/package/consumer
+# against it: the CMake package works for a project that is not ropecheck.
+foreach(v BUILD_DIR SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "check_package.cmake needs -D${v}=...")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK_DIR}")
+function(run)
+  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGV}\n${out}\n${err}")
+  endif()
+  message(STATUS "${out}")
+endfunction()
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/package/consumer" -B "${WORK_DIR}/build" -G Ninja
+    "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" -DCMAKE_BUILD_TYPE=Release)
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run("${WORK_DIR}/build/consumer")
