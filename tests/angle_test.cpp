@@ -14,14 +14,14 @@
 #include "ropecheck/error.hpp"
 #include "ropecheck/exact_strategy.hpp"
 #include "ropecheck/reference/reference.hpp"
-#include "support/configs.hpp"
+#include "ropecheck/presets.hpp"
 #include "support/positions.hpp"
 
 namespace ropecheck {
 namespace {
 
 using reference::rope_reference;
-using test::named_config;
+
 
 // The worst point of a sweep, printed in hex floats so it can be replayed exactly.
 struct worst_point {
@@ -165,7 +165,7 @@ TEST_P(AngleStrategy, exact_strategy_is_the_reference_rounded_once) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Configs, AngleStrategy, ::testing::ValuesIn(test::scaling_configs()),
+INSTANTIATE_TEST_SUITE_P(Configs, AngleStrategy, ::testing::ValuesIn(rule_sweep()),
                          [](const auto& info) { return info.param.name; });
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, AngleStrategy, ::testing::ValuesIn(test::scali
 // model says it must.
 
 const named_config& llama2() {
-  static const named_config nc = test::scaling_configs().front();
+  static const named_config nc = rule_sweep().front();
   return nc;
 }
 

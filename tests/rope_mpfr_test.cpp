@@ -9,7 +9,7 @@
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/scalar_mpfr.hpp"
-#include "support/configs.hpp"
+#include "ropecheck/presets.hpp"
 #include "support/positions.hpp"
 #include "support/rope_check.hpp"
 
@@ -39,7 +39,7 @@ class reference_cos_sin_mpfr {
 TEST(RopeKernelMpfr, mpfr_kernel_matches_the_reference_to_the_fast_paths_2_pow_minus_90) {
   static_assert(rope_scalar<mp>);
   EXPECT_GE(scalar_traits<mp>::digits, 200);
-  for (const auto& nc : test::scaling_configs()) {
+  for (const auto& nc : rule_sweep()) {
     const reference::rope_reference ref(nc.cfg, nc.seq_len);
     const reference_cos_sin_mpfr cs(ref);
     const auto r = test::check_rotation<mp, mp>(nc.cfg, ref, cs, 2,

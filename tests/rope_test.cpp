@@ -14,7 +14,7 @@
 #include "ropecheck/error.hpp"
 #include "ropecheck/exact_strategy.hpp"
 #include "ropecheck/reference/reference.hpp"
-#include "support/configs.hpp"
+#include "ropecheck/presets.hpp"
 #include "support/positions.hpp"
 #include "support/rope_check.hpp"
 
@@ -41,7 +41,7 @@ TYPED_TEST_SUITE(RopeKernel, Pairings);
 TYPED_TEST(RopeKernel, rotation_with_exact_cos_sin_is_within_the_arithmetic_bound_for_every_config) {
   using S = typename TypeParam::storage;
   using C = typename TypeParam::compute;
-  for (const auto& nc : test::scaling_configs()) {
+  for (const auto& nc : rule_sweep()) {
     const rope_reference ref(nc.cfg, nc.seq_len);
     const exact_angle<C> cs(ref);
     const auto r = test::check_rotation<S, C>(nc.cfg, ref, cs, 3, test::regime_positions(std::int64_t{1} << 40, 60, test::test_seed()),
@@ -58,7 +58,7 @@ TYPED_TEST(RopeKernel, rotation_with_exact_cos_sin_is_within_the_arithmetic_boun
 TYPED_TEST(RopeKernel, inverse_rotation_undoes_the_rotation_within_twice_the_bound) {
   using S = typename TypeParam::storage;
   using C = typename TypeParam::compute;
-  const auto nc = test::scaling_configs()[1];  // llama3, attention factor 1
+  const auto nc = rule_sweep()[1];  // llama3, attention factor 1
   const rope_reference ref(nc.cfg);
   const exact_angle<C> cs(ref);
   const rope_geometry g = rope_geometry::of(nc.cfg);
@@ -82,7 +82,7 @@ TYPED_TEST(RopeKernel, inverse_rotation_undoes_the_rotation_within_twice_the_bou
 }
 
 TEST(RopeKernel, pass_through_coordinates_are_bit_identical_and_y_may_alias_x) {
-  const auto nc = test::scaling_configs().back();  // GPT-J: 64 of 256 rotated
+  const auto nc = rule_sweep().back();  // GPT-J: 64 of 256 rotated
   const rope_reference ref(nc.cfg);
   const exact_angle<float> cs(ref);
   const rope_geometry g = rope_geometry::of(nc.cfg);
@@ -99,7 +99,7 @@ TEST(RopeKernel, pass_through_coordinates_are_bit_identical_and_y_may_alias_x) {
 
 TEST(RopeKernel, the_wrong_layout_is_far_outside_the_bound) {
   // Rotating with half-split pairs what the reference rotates interleaved: not a rounding matter.
-  auto nc = test::scaling_configs().front();
+  auto nc = rule_sweep().front();
   nc.cfg.pair_layout = layout::interleaved;
   const rope_reference ref(nc.cfg);
   const exact_angle<double> cs(ref);
@@ -110,7 +110,7 @@ TEST(RopeKernel, the_wrong_layout_is_far_outside_the_bound) {
 }
 
 TEST(RopeKernel, rejects_buffers_of_the_wrong_size) {
-  const rope_reference ref(test::scaling_configs().front().cfg);
+  const rope_reference ref(rule_sweep().front().cfg);
   const exact_angle<float> cs(ref);
   std::vector<float> x(127), y(127);
   EXPECT_THROW(rotate_heads<float>(std::span<const float>(x), std::span<float>(y), 1, rope_geometry{}, 0, cs),

@@ -18,7 +18,6 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,34 +25,12 @@
 #include "ropecheck/angle.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/error.hpp"
+#include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 
 namespace {
 
 using namespace ropecheck;
-
-std::map<std::string, rope_config> presets() {
-  std::map<std::string, rope_config> p;
-  rope_config llama2;  // Llama-2-7B
-  llama2.max_position_embeddings = 4096;
-  p["llama2-7b"] = llama2;
-
-  rope_config llama3 = llama2;  // Llama-3.1-8B
-  llama3.base = 500000.0;
-  llama3.scaling = scaling_kind::llama3;
-  llama3.factor = 8.0;
-  llama3.low_freq_factor = 1.0;
-  llama3.high_freq_factor = 4.0;
-  llama3.original_max_position_embeddings = 8192;
-  llama3.max_position_embeddings = 131072;
-  p["llama3-8b"] = llama3;
-
-  rope_config qwen2 = llama2;  // Qwen2-7B
-  qwen2.base = 1000000.0;
-  qwen2.max_position_embeddings = 32768;
-  p["qwen2-7b"] = qwen2;
-  return p;
-}
 
 // One strategy as the report sees it: its angle and cos/sin, widened.
 struct measured_strategy {
@@ -191,7 +168,7 @@ int main(int argc, char** argv) {
   std::string config_path, preset = "llama3-8b", csv_path;
   std::int64_t max_pos = 0;
   report->add_option("--config", config_path, "HF config.json to read the rope fields from")->check(CLI::ExistingFile);
-  report->add_option("--preset", preset, "a built-in model config (llama3-8b, llama2-7b, qwen2-7b)")->capture_default_str();
+  report->add_option("--preset", preset, "a built-in model config: " + preset_names())->capture_default_str();
   report->add_option("--max-position", max_pos, "largest position (default: max_position_embeddings, at least 2^17)")
       ->check(CLI::Range(std::int64_t{1}, (std::int64_t{1} << 40)));
   report->add_option("--csv", csv_path, "write every series to this CSV file");
@@ -202,13 +179,12 @@ int main(int argc, char** argv) {
     if (!config_path.empty()) {
       cfg = load_hf_config(config_path);
     } else {
-      const auto all = presets();
-      const auto it = all.find(preset);
-      if (it == all.end()) {
-        std::cerr << "ropecheck: unknown preset '" << preset << "' (known: llama3-8b, llama2-7b, qwen2-7b)\n";
+      const auto found = find_preset(preset);
+      if (!found) {
+        std::cerr << "ropecheck: unknown preset '" << preset << "' (known: " << preset_names() << ")\n";
         return 2;
       }
-      cfg = it->second;
+      cfg = *found;
     }
     if (max_pos == 0) max_pos = std::max<std::int64_t>(cfg.max_position_embeddings, std::int64_t{1} << 17);
     return run_report(cfg, max_pos, csv_path);

@@ -6,6 +6,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 
 namespace ropecheck::golden {
@@ -24,8 +25,6 @@ std::string dec(long double v, int digits = 21) {
   return buf;
 }
 
-rope_config llama2() { return rope_config{}; }
-
 }  // namespace
 
 std::vector<golden_case> golden_cases() {
@@ -35,54 +34,7 @@ std::vector<golden_case> golden_cases() {
                                                2048,   4095,    4096,     65504,    131071,    103993,
                                                833719, 16777215, 16777216, 16777217, 2147483647, std::int64_t{1} << 40};
   std::vector<golden_case> out;
-  out.push_back({"llama2_default_d128_base1e4", llama2(), 0, positions});
-
-  rope_config l3 = llama2();
-  l3.base = 500000.0;
-  l3.scaling = scaling_kind::llama3;
-  l3.factor = 8.0;
-  l3.low_freq_factor = 1.0;
-  l3.high_freq_factor = 4.0;
-  l3.original_max_position_embeddings = 8192;
-  l3.max_position_embeddings = 131072;
-  out.push_back({"llama31_llama3_d128_base5e5", l3, 0, positions});
-
-  rope_config lin = llama2();
-  lin.scaling = scaling_kind::linear;
-  lin.factor = 4.0;
-  out.push_back({"linear_x4_d128", lin, 0, positions});
-
-  rope_config ntk = llama2();
-  ntk.scaling = scaling_kind::ntk;
-  ntk.factor = 8.0;
-  out.push_back({"ntk_x8_d128", ntk, 0, positions});
-
-  rope_config dyn = llama2();
-  dyn.scaling = scaling_kind::dynamic_ntk;
-  dyn.factor = 2.0;
-  out.push_back({"dynamic_ntk_x2_seq16384_d128", dyn, 16384, positions});
-
-  rope_config yarn = llama2();
-  yarn.base = 1000000.0;
-  yarn.scaling = scaling_kind::yarn;
-  yarn.factor = 4.0;
-  yarn.max_position_embeddings = 32768;
-  out.push_back({"yarn_x4_d128_base1e6", yarn, 0, positions});
-
-  rope_config lr;
-  lr.head_dim = lr.rotary_dim = 96;
-  lr.scaling = scaling_kind::longrope;
-  lr.max_position_embeddings = 131072;
-  lr.original_max_position_embeddings = 4096;
-  for (int i = 0; i < 48; ++i) {
-    lr.short_factor.push_back(1.0 + 0.01 * i);
-    lr.long_factor.push_back(1.0 + 0.5 * i);
-  }
-  out.push_back({"longrope_long_d96", lr, 8192, positions});
-
-  rope_config neox = llama2();
-  neox.rotary_dim = 32;
-  out.push_back({"partial_rotary_32_of_128", neox, 0, positions});
+  for (const auto& nc : rule_sweep()) out.push_back({nc.name, nc.cfg, nc.seq_len, positions});
   return out;
 }
 
