@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ropecheck/error.hpp"
+#include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "error_model.hpp"
 
@@ -29,12 +30,6 @@ using reference::rope_reference;
 
 // ------------------------------------------------------------------------------------------------
 // The configurations checked: the real models' rope settings (see tests/data/configs).
-struct named_config {
-  std::string name;
-  rope_config cfg;
-  std::int64_t seq_len = 0;
-};
-
 std::vector<double> phi3_like_short() {
   std::vector<double> v;
   for (int i = 0; i < 48; ++i) v.push_back(1.0 + 0.18 * std::pow(i / 47.0, 3) + 0.01 * std::sin(i));
@@ -80,24 +75,9 @@ std::vector<named_config> checked_configs() {
   out.push_back({"dynamic_x2_at_L", dyn, 0});
   out.push_back({"dynamic_x2_at_16384", dyn, 16384});
 
-  rope_config l3 = base;  // Llama-3.1-8B
-  l3.base = 500000.0;
-  l3.scaling = scaling_kind::llama3;
-  l3.factor = 8.0;
-  l3.low_freq_factor = 1.0;
-  l3.high_freq_factor = 4.0;
-  l3.original_max_position_embeddings = 8192;
-  l3.max_position_embeddings = 131072;
-  out.push_back({"llama3_1", l3});
+  out.push_back({"llama3_1", *find_preset("llama3-8b")});
 
-  rope_config ds;  // DeepSeek-V3: rope slice 64, factor 40
-  ds.head_dim = ds.rotary_dim = 64;
-  ds.scaling = scaling_kind::yarn;
-  ds.factor = 40.0;
-  ds.original_max_position_embeddings = 4096;
-  ds.max_position_embeddings = 163840;
-  ds.mscale = 1.0;
-  ds.mscale_all_dim = 1.0;
+  const rope_config ds = *find_preset("deepseek-v3");
   out.push_back({"yarn_deepseek_v3", ds});
   rope_config ds2 = ds;
   ds2.mscale_all_dim = 0.707;
