@@ -1,0 +1,161 @@
+// tests/properties/rope_under_test.hpp — one notion of an implementation under test.
+//
+// Boost.Math's "bindings" idea: the property drivers see a RoPE implementation only through this
+// struct — a declared convention, a rotate function on long double buffers (every checked type
+// but MPFR widens to long double exactly), and the error model's bound for it — so the same
+// drivers check ropecheck's kernels in every storage/compute pairing and strategy, deliberately
+// broken kernels (mutation_test.cpp), and later foreign kernels behind a plugin.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "error_model.hpp"
+#include "ropecheck/angle.hpp"
+#include "ropecheck/error.hpp"
+#include "ropecheck/exact_strategy.hpp"
+#include "ropecheck/presets.hpp"
+#include "ropecheck/reference/reference.hpp"
+#include "ropecheck/rope.hpp"
+
+namespace ropecheck::test {
+
+struct rope_under_test {
+  std::string name;            // "<storage>/<compute> <strategy>"
+  rope_config declared;        // the convention it claims to implement
+  std::int64_t seq_len = 0;    // for the length-dependent rules
+  std::int64_t max_position = (std::int64_t{1} << 31) - 1;  // where its contract ends (fp16: 65504)
+  std::shared_ptr<const reference::rope_reference> ref;      // the reference for `declared`
+  // Round a value to the storage type (inputs are drawn exact, this is a guard).
+  std::function<long double(long double)> to_storage;
+  // Rotate `heads` heads of one token at `pos`; x and y hold heads * head_dim values.
+  std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
+                     rotation_sense)>
+      rotate;
+  // The error model's bound on |y_j - (R x)_j| for the two coordinates of band `band` at `pos`,
+  // in units of af (|x_a| + |x_b|) (tests/error_model.hpp sections 1-4).
+  std::function<long double(std::int64_t pos, int band)> bound;
+
+  [[nodiscard]] long double attention_factor() const { return ref->attention_factor().value(); }
+  [[nodiscard]] rope_geometry geometry() const { return rope_geometry::of(declared); }
+};
+
+// How a strategy's cos/sin may be off (section 3-4 of the error model).
+struct cos_sin_model {
+  std::function<long double(int band)> k_freq;  // inv_freq relative error, units of u_angle
+  long double u_angle = 0;                       // unit roundoff of the type the angle is formed in
+  int position_digits = 64;                      // significand bits of the type positions are held in
+  long double freq_floor = 0;                    // absolute error of a subnormal inv_freq
+  long double u_cos_sin = 0;                     // unit roundoff of the type cos/sin are evaluated in
+  long double extra = 0;                         // later roundings of cos/sin (a cast, a cache), absolute
+  bool exact = false;                            // cos/sin are the reference's, rounded once (no angle error)
+};
+
+// |c~ - af cos(phi)| bound at (pos, band), in absolute terms (capped: cos/sin never err by more
+// than 2 af + the roundings, whatever the angle).
+inline long double cos_sin_bound(const cos_sin_model& m, const reference::rope_reference& ref, std::int64_t pos,
+                                 int band) {
+  const long double af = ref.attention_factor().value();
+  if (m.exact) return m.u_cos_sin * af * 2;  // rounded once, af formed in long double
+  const long double phi = std::fabs(ref.angle(pos, band).value());
+  const bool pos_rounds = std::fabs(static_cast<long double>(pos)) > std::ldexp(1.0L, m.position_digits);
+  const long double angle = (m.k_freq(band) + (pos_rounds ? 1 : 0) + 1) * m.u_angle * phi +
+                            m.freq_floor * std::fabs(static_cast<long double>(pos));
+  const long double b = af * (angle + 4 * m.u_cos_sin) + m.extra * af;
+  return std::min(b, 2 * af + m.extra * af + 4 * m.u_cos_sin * af);
+}
+
+// Bind rotate_heads<C>(S...) with strategy `cs` to the interface.
+template <class S, class C, class Strategy>
+rope_under_test bind_kernel(const std::string& strategy_name, const named_config& nc, Strategy cs,
+                            cos_sin_model model, std::int64_t max_position = (std::int64_t{1} << 31) - 1) {
+  rope_under_test r;
+  r.name = std::string(scalar_name<S>()) + "/" + std::string(scalar_name<C>()) + " " + strategy_name;
+  r.declared = nc.cfg;
+  r.seq_len = nc.seq_len;
+  r.max_position = max_position;
+  r.ref = std::make_shared<const reference::rope_reference>(nc.cfg, nc.seq_len);
+  r.to_storage = [](long double v) { return scalar_traits<S>::widen(scalar_traits<S>::narrow(v)); };
+  const auto strategy = std::make_shared<Strategy>(std::move(cs));
+  const rope_geometry g = rope_geometry::of(nc.cfg);
+  r.rotate = [strategy, g](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
+                           rotation_sense sense) {
+    std::vector<S> xs(x.size()), ys(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) xs[j] = scalar_traits<S>::narrow(x[j]);
+    rotate_heads<C>(std::span<const S>(xs), std::span<S>(ys), heads, g, pos, *strategy, sense);
+    for (std::size_t j = 0; j < y.size(); ++j) y[j] = scalar_traits<S>::widen(ys[j]);
+  };
+  const auto ref = r.ref;
+  r.bound = [ref, model](std::int64_t pos, int band) {
+    const long double af = ref->attention_factor().value();
+    return rotation_bound<C, S>(cos_sin_bound(model, *ref, pos, band), af) / af;
+  };
+  return r;
+}
+
+// The angle model of a strategy that forms everything in T (direct_angle<T>).
+template <class T>
+cos_sin_model direct_model(const named_config& nc) {
+  return {[nc](int b) { return k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
+          scalar_traits<T>::digits, ulp_of<T>(0.0L), unit_roundoff<T>(), 0, false};
+}
+
+// HF's fp32 path, cos/sin cast to Model afterwards.
+template <class Model>
+cos_sin_model hf_model(const named_config& nc) {
+  return {[nc](int b) { return k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
+          ulp_of<float>(0.0L), unit_roundoff<float>(),
+          std::is_same_v<Model, float> ? 0.0L : unit_roundoff<Model>(), false};
+}
+
+inline cos_sin_model ggml_model(const named_config& nc) {
+  return {[nc](int b) { return k_freq_ggml(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
+          ulp_of<float>(0.0L), unit_roundoff<float>(), 0, false};
+}
+
+template <class T>
+cos_sin_model exact_model() {
+  cos_sin_model m;
+  m.exact = true;
+  m.u_cos_sin = unit_roundoff<T>();
+  return m;
+}
+
+// The MPFR kernel (tests/properties/mpfr_kernel.cpp keeps Boost.Multiprecision out of this header).
+rope_under_test bind_mpfr_kernel(const named_config& nc);
+
+// Every correct implementation of `nc` that real engines correspond to: eager arithmetic in each
+// type, 16-bit storage with fp32 compute (fused kernels), HF's path in fp32 and bf16, ggml's,
+// the exact strategy, and MPFR.
+inline std::vector<rope_under_test> correct_implementations(const named_config& nc) {
+  std::vector<rope_under_test> v;
+  const auto& c = nc.cfg;
+  v.push_back(bind_kernel<float, float>("direct_float", nc, direct_angle<float>(c, nc.seq_len), direct_model<float>(nc)));
+  v.push_back(bind_kernel<double, double>("direct_double", nc, direct_angle<double>(c, nc.seq_len), direct_model<double>(nc)));
+  v.push_back(bind_kernel<long double, long double>("direct_long_double", nc, direct_angle<long double>(c, nc.seq_len),
+                                                    direct_model<long double>(nc)));
+  v.push_back(bind_kernel<bfloat16, bfloat16>("direct_bfloat16", nc, direct_angle<bfloat16>(c, nc.seq_len),
+                                              direct_model<bfloat16>(nc)));
+  v.push_back(bind_kernel<float16, float16>("direct_float16", nc, direct_angle<float16>(c, nc.seq_len),
+                                            direct_model<float16>(nc), 65504));
+  v.push_back(bind_kernel<float, float>("hf_float", nc, hf_angle<float>(c, nc.seq_len), hf_model<float>(nc)));
+  v.push_back(bind_kernel<bfloat16, float>("hf_float", nc, hf_angle<float>(c, nc.seq_len), hf_model<float>(nc)));
+  v.push_back(bind_kernel<float16, float>("hf_float", nc, hf_angle<float>(c, nc.seq_len), hf_model<float>(nc)));
+  v.push_back(bind_kernel<bfloat16, bfloat16>("hf_bfloat16", nc, hf_angle<bfloat16>(c, nc.seq_len), hf_model<bfloat16>(nc)));
+  v.push_back(bind_kernel<float, float>("ggml_float", nc, ggml_angle(c, nc.seq_len), ggml_model(nc)));
+  {
+    auto ref = std::make_shared<const reference::rope_reference>(c, nc.seq_len);
+    auto r = bind_kernel<float, float>("exact_float", nc, exact_angle<float>(*ref), exact_model<float>());
+    r.ref = ref;  // the strategy points into this reference: keep it alive with the binding
+    v.push_back(std::move(r));
+  }
+  v.push_back(bind_mpfr_kernel(nc));
+  return v;
+}
+
+}  // namespace ropecheck::test
