@@ -207,11 +207,14 @@ struct score_with_bound {
   long double score = 0, bound = 0;
 };
 
-inline score_with_bound rotated_score(const rope_under_test& impl, const std::vector<long double>& q,
-                                      const std::vector<long double>& k, std::int64_t m, std::int64_t n) {
-  const auto g = impl.geometry();
-  const auto y = rotated(impl, q, 1, m), z = rotated(impl, k, 1, n);
-  const long double af = impl.attention_factor();
+// Query rotated by `qi`, key by `ki` (the same implementation, except when a property mixes
+// conventions on purpose).
+inline score_with_bound rotated_score(const rope_under_test& qi, const rope_under_test& ki,
+                                      const std::vector<long double>& q, const std::vector<long double>& k,
+                                      std::int64_t m, std::int64_t n) {
+  const auto g = qi.geometry();
+  const auto y = rotated(qi, q, 1, m), z = rotated(ki, k, 1, n);
+  const long double af = qi.attention_factor();
   score_with_bound r;
   long double abs_sum = 0;
   for (std::size_t j = 0; j < y.size(); ++j) {
@@ -220,25 +223,30 @@ inline score_with_bound rotated_score(const rope_under_test& impl, const std::ve
   }
   for (int band = 0; band < g.bands(); ++band) {
     const auto pq = pair_at(g, q, 0, band), pk = pair_at(g, k, 0, band);
-    const long double eq = std::sqrt(2.0L) * impl.bound(m, band) * af * pq.s;
-    const long double ek = std::sqrt(2.0L) * impl.bound(n, band) * af * pk.s;
+    const long double eq = std::sqrt(2.0L) * qi.bound(m, band) * af * pq.s;
+    const long double ek = std::sqrt(2.0L) * ki.bound(n, band) * af * pk.s;
     r.bound += eq * af * pk.norm + ek * af * pq.norm + eq * ek;
   }
   r.bound += 2 * static_cast<long double>(y.size()) * u_ld * abs_sum;  // the long double dot product
   return r;
 }
 
-// <R(m) q, R(n) k> = af <q, R(n - m) k>.
-inline auto relative_offset_identity_holds(const rope_under_test& impl) {
-  return [&impl] {
-    const auto g = impl.geometry();
-    const std::int64_t max = draw_max(impl);
+inline score_with_bound rotated_score(const rope_under_test& impl, const std::vector<long double>& q,
+                                      const std::vector<long double>& k, std::int64_t m, std::int64_t n) {
+  return rotated_score(impl, impl, q, k, m, n);
+}
+
+// <R(m) q, R(n) k> = af <q, R(n - m) k>, the query rotated by `qi`, the key by `ki`, the right
+// side in the query's convention. Positions up to `max`.
+inline auto relative_offset_identity_holds_for(const rope_under_test& qi, const rope_under_test& ki, std::int64_t max) {
+  return [&qi, &ki, max] {
+    const auto g = qi.geometry();
     const std::int64_t m = *gen::position(max), n = *gen::position(max);
     const auto q = *gen::exact_vector(static_cast<std::size_t>(g.head_dim));
     const auto k = *gen::exact_vector(static_cast<std::size_t>(g.head_dim));
-    const auto lhs = rotated_score(impl, q, k, m, n);
-    const auto kr = rotated(impl, k, 1, n - m);
-    const long double af = impl.attention_factor();
+    const auto lhs = rotated_score(qi, ki, q, k, m, n);
+    const auto kr = rotated(qi, k, 1, n - m);
+    const long double af = qi.attention_factor();
     long double rhs = 0, abs_sum = 0, rhs_bound = 0;
     for (std::size_t j = 0; j < q.size(); ++j) {
       rhs += q[j] * kr[j];
@@ -246,7 +254,7 @@ inline auto relative_offset_identity_holds(const rope_under_test& impl) {
     }
     for (int band = 0; band < g.bands(); ++band) {
       const auto pq = pair_at(g, q, 0, band), pk = pair_at(g, k, 0, band);
-      rhs_bound += af * pq.norm * std::sqrt(2.0L) * impl.bound(n - m, band) * af * pk.s;
+      rhs_bound += af * pq.norm * std::sqrt(2.0L) * qi.bound(n - m, band) * af * pk.s;
     }
     rhs_bound += af * 2 * static_cast<long double>(q.size()) * u_ld * abs_sum;
     const long double err = std::fabs(lhs.score - af * rhs), bound = lhs.bound + rhs_bound;
@@ -258,6 +266,10 @@ inline auto relative_offset_identity_holds(const rope_under_test& impl) {
       RC_FAIL(std::string(buf));
     }
   };
+}
+
+inline auto relative_offset_identity_holds(const rope_under_test& impl) {
+  return relative_offset_identity_holds_for(impl, impl, draw_max(impl));
 }
 
 // score(m + s, n + s) = score(m, n).
