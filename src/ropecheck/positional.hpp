@@ -196,7 +196,7 @@ class learned_absolute {
 // 2^-8 comes out as 0x1.0000000000005p-8); after torch.Tensor's rounding to float32 it equals
 // this rule exactly (tests/positional_test.cpp).
 template <class T>
-[[nodiscard]] std::vector<T> alibi_slopes(int heads) {
+[[nodiscard]] constexpr std::vector<T> alibi_slopes(int heads) {
   if (heads <= 0) throw std::invalid_argument("alibi_slopes: need heads > 0, got " + std::to_string(heads));
   int n = 1;
   while (2 * n <= heads) n *= 2;  // 2^floor(log2 H), exactly, without a floating log2
@@ -269,7 +269,7 @@ class alibi {
 // defaults (32, 128) this equals exact arithmetic for every |r| <= 5000, including the exact
 // boundaries r = 16, 32, 64 (bidirectional: 8 + 2 log2(r/8) is an integer there). Buckets are in
 // [0, num_buckets), nondecreasing in n within a direction, and constant for n >= max_distance.
-[[nodiscard]] inline int t5_relative_position_bucket(std::int64_t relative_position, bool bidirectional,
+[[nodiscard]] constexpr int t5_relative_position_bucket(std::int64_t relative_position, bool bidirectional,
                                                      int num_buckets = 32, int max_distance = 128) {
   if (num_buckets < 4 || max_distance <= 0)
     throw std::invalid_argument("t5_relative_position_bucket: need num_buckets >= 4 and max_distance > 0");

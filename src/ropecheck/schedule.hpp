@@ -60,13 +60,13 @@ inline std::string num(double v) {
   return buf;
 }
 
-inline bool rule_uses_factor(scaling_kind k) noexcept { return k != scaling_kind::none; }
+constexpr bool rule_uses_factor(scaling_kind k) noexcept { return k != scaling_kind::none; }
 
 }  // namespace detail
 
 // Contract: returns normally iff every rule step is defined for `cfg`; otherwise throws
 // std::invalid_argument whose message starts with "rope_config.<field>:".
-inline void validate(const rope_config& cfg) {
+constexpr void validate(const rope_config& cfg) {
   using detail::invalid_config;
   using detail::num;
   if (cfg.head_dim <= 0) invalid_config("head_dim", "must be positive, got " + std::to_string(cfg.head_dim));
@@ -141,7 +141,7 @@ namespace detail {
 // get_mscale(s, m) = s <= 1 ? 1 : 0.1 * m * ln(s) + 1   (YaRN paper's sqrt(1/t); HF evaluates
 // `0.1 * mscale * math.log(scale) + 1.0` left to right, so (0.1*m)*ln(s)).
 template <class T>
-T yarn_get_mscale(T s, T m) {
+constexpr T yarn_get_mscale(T s, T m) {
   using std::log;
   if (s <= T(1)) return T(1);
   // 0.1 correctly rounded in T (T(0.1) would be the double 0.1, 2^-54 off, in long double).
@@ -154,7 +154,7 @@ T yarn_get_mscale(T s, T m) {
 // original length is read as absent (Phi-3 gives no factor) — the same convention as the reference.
 // transformers 4.4x-4.5x used the ratio whenever the original length was given.
 template <class T>
-T effective_factor_in(const rope_config& cfg) {
+constexpr T effective_factor_in(const rope_config& cfg) {
   if ((cfg.scaling == scaling_kind::yarn || cfg.scaling == scaling_kind::longrope) &&
       cfg.original_max_position_embeddings > 0 && cfg.factor == 1.0)
     return static_cast<T>(cfg.max_position_embeddings) / static_cast<T>(cfg.original_max_position_embeddings);
@@ -163,7 +163,7 @@ T effective_factor_in(const rope_config& cfg) {
 
 // The attention factor of YaRN and LongRoPE, 1 for every other rule, evaluated in T.
 template <class T>
-T attention_factor_in(const rope_config& cfg) {
+constexpr T attention_factor_in(const rope_config& cfg) {
   using std::log;
   using std::sqrt;
   if (cfg.attention_factor && (cfg.scaling == scaling_kind::yarn || cfg.scaling == scaling_kind::longrope))
@@ -186,7 +186,7 @@ T attention_factor_in(const rope_config& cfg) {
 // dynamic: seq = max(seq_len, L), L = max_position_embeddings (HF ignores
 // original_max_position_embeddings here: "TODO (joao)"); at seq == L the base is returned unchanged.
 template <class T>
-T ntk_base_in(const rope_config& cfg, std::int64_t seq_len) {
+constexpr T ntk_base_in(const rope_config& cfg, std::int64_t seq_len) {
   using std::pow;
   const T b = static_cast<T>(cfg.base);
   const T s = static_cast<T>(cfg.factor);
@@ -202,7 +202,7 @@ T ntk_base_in(const rope_config& cfg, std::int64_t seq_len) {
 
 // Every step in T (T = float, double, long double), std:: functions on T.
 template <class T>
-frequency_schedule<T> compute_native(const rope_config& cfg, std::int64_t seq_len) {
+constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int64_t seq_len) {
   using std::ceil;
   using std::floor;
   using std::log;
@@ -306,7 +306,7 @@ frequency_schedule<T> compute_native(const rope_config& cfg, std::int64_t seq_le
 // max_position_embeddings / original_max_position_embeddings (see effective_factor_in).
 // Throws std::invalid_argument (validate) for configs no rule can evaluate.
 template <class T>
-frequency_schedule<T> compute_frequencies(const rope_config& cfg, std::int64_t seq_len = 0) {
+constexpr frequency_schedule<T> compute_frequencies(const rope_config& cfg, std::int64_t seq_len = 0) {
   validate(cfg);
   if constexpr (std::is_floating_point_v<T>) {
     return detail::compute_native<T>(cfg, seq_len);
@@ -323,7 +323,7 @@ frequency_schedule<T> compute_frequencies(const rope_config& cfg, std::int64_t s
 // The NTK-aware base' in T: static rule base*s^(d/(d-2)); dynamic rule at seq_len (base itself
 // for seq_len <= max_position_embeddings). Throws std::invalid_argument for other rules.
 template <class T>
-T ntk_scaled_base(const rope_config& cfg, std::int64_t seq_len = 0) {
+constexpr T ntk_scaled_base(const rope_config& cfg, std::int64_t seq_len = 0) {
   validate(cfg);
   if (cfg.scaling != scaling_kind::ntk && cfg.scaling != scaling_kind::dynamic_ntk)
     detail::invalid_config("scaling", "ntk_scaled_base needs rope_type 'ntk' or 'dynamic'");
