@@ -24,6 +24,7 @@
 
 #include "ropecheck/config.hpp"
 #include "ropecheck/positional.hpp"
+#include "ropecheck/presets.hpp"
 #include "ropecheck/schedule.hpp"
 
 namespace ropecheck::proofs::schedules {
@@ -77,27 +78,11 @@ constexpr rope_config dynamic_ntk(int d, double s, double base, std::int64_t max
   return c;
 }
 
-// The rope settings of presets.hpp's "qwen2.5-7b-yarn": d 128, theta 1e6, yarn x4 over 32768.
-constexpr rope_config qwen25_yarn() {
-  rope_config c = plain(128, 1000000.0);
-  c.scaling = scaling_kind::yarn;
-  c.factor = 4.0;
-  c.original_max_position_embeddings = 32768;
-  c.max_position_embeddings = 131072;
-  return c;
-}
+// The preset "qwen2.5-7b-yarn" itself (presets.hpp is constexpr, so the proofs use the same data).
+constexpr rope_config qwen25_yarn() { return *find_preset("qwen2.5-7b-yarn"); }
 
-// presets.hpp's "deepseek-v3": rope slice 64, theta 1e4, yarn x40 over 4096, mscale 1 / 1.
-constexpr rope_config deepseek_v3() {
-  rope_config c = plain(64, 10000.0);
-  c.scaling = scaling_kind::yarn;
-  c.factor = 40.0;
-  c.original_max_position_embeddings = 4096;
-  c.max_position_embeddings = 163840;
-  c.mscale = 1.0;
-  c.mscale_all_dim = 1.0;
-  return c;
-}
+// The preset "deepseek-v3" itself (presets.hpp is constexpr, so the proofs use the same data).
+constexpr rope_config deepseek_v3() { return *find_preset("deepseek-v3"); }
 
 // Llama-2's geometry under YaRN x8 without truncation: real-valued (non-integer) cut-offs.
 constexpr rope_config llama2_yarn_untruncated() {
@@ -110,17 +95,8 @@ constexpr rope_config llama2_yarn_untruncated() {
   return c;
 }
 
-// presets.hpp's "llama3-8b": theta 5e5, llama3 x8 over 8192, low 1, high 4.
-constexpr rope_config llama31_8b() {
-  rope_config c = plain(128, 500000.0);
-  c.scaling = scaling_kind::llama3;
-  c.factor = 8.0;
-  c.low_freq_factor = 1.0;
-  c.high_freq_factor = 4.0;
-  c.original_max_position_embeddings = 8192;
-  c.max_position_embeddings = 131072;
-  return c;
-}
+// The preset "llama3-8b" itself (presets.hpp is constexpr, so the proofs use the same data).
+constexpr rope_config llama31_8b() { return *find_preset("llama3-8b"); }
 
 // The same geometry with the scaling rule removed: the unscaled theta_i = base^(-2i/d).
 constexpr rope_config unscaled(rope_config c) {

@@ -1,7 +1,7 @@
 // ropecheck/presets.hpp — named RoPE conventions: the rope settings of well-known checkpoints,
 // and one sweep that covers every scaling rule and layout (used by tests, golden data, reports).
 //
-// Light header: plain data only.
+// Light header: plain data only, constexpr, so proofs/ evaluate the same presets at compile time.
 #pragma once
 
 #include <cmath>
@@ -22,7 +22,7 @@ struct named_config {
 };
 
 // The rope fields of public config.json files (head_dim, rope_theta, rope_scaling, partial rotary).
-[[nodiscard]] inline std::vector<named_config> model_presets() {
+[[nodiscard]] constexpr std::vector<named_config> model_presets() {
   std::vector<named_config> out;
   rope_config llama2;  // meta-llama/Llama-2-7b: d 128, theta 1e4, 4096
   llama2.max_position_embeddings = 4096;
@@ -74,7 +74,7 @@ struct named_config {
   return out;
 }
 
-[[nodiscard]] inline std::optional<rope_config> find_preset(std::string_view name) {
+[[nodiscard]] constexpr std::optional<rope_config> find_preset(std::string_view name) {
   for (const auto& p : model_presets())
     if (p.name == name) return p.cfg;
   return std::nullopt;
