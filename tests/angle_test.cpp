@@ -16,6 +16,7 @@
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/presets.hpp"
 #include "support/positions.hpp"
+#include "support/printers.hpp"
 
 namespace ropecheck {
 namespace {

@@ -191,6 +191,7 @@ struct broken_case {
   const char* file;
   const char* field;  // must appear in the message
 };
+void PrintTo(const broken_case& c, std::ostream* os) { *os << c.file; }
 
 class BrokenConfig : public ::testing::TestWithParam<broken_case> {};
 

@@ -19,6 +19,7 @@ struct case_param {
   std::size_t index;
   std::string label;
 };
+void PrintTo(const case_param& c, std::ostream* os) { *os << c.label; }
 
 // Implementations are built once per config (each holds an MPFR reference).
 const std::vector<rope_under_test>& implementations(const named_config& nc) {
