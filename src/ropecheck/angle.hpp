@@ -8,6 +8,9 @@
 //   angle(pos, band)            the angle it formed, before sin/cos, widened exactly to long double
 //   bands()                     number of rotated pairs
 //   name()                      a stable identifier used in reports and test names
+// and every strategy here (not part of the concept, so that user strategies need not) also has
+//   trace(pos, band)            an angle_trace: the intermediate values it really formed, so a
+//                               report can say which step an error comes from
 //
 // The strategies (the exact one, backed by the MPFR reference, is in exact_strategy.hpp):
 //   direct_angle<T>             inv_freq, position, product and sin/cos all in T
@@ -25,6 +28,7 @@
 #include <concepts>
 #include <cstdint>
 #include <numbers>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -40,6 +44,25 @@ template <class T>
 struct cos_sin_pair {
   T cos;
   T sin;
+};
+
+// What a strategy formed for one (position, band), each value widened exactly to long double:
+//   position_used   the position as the strategy held it (257 is 256 in bf16)
+//   inv_freq_used   the frequency its constants denote (for ggml's chain of fp32 products, the
+//                   exact product of its fp32 factors: the chain's roundings count as product error)
+//   angle           the angle it formed (== angle(pos, band))
+//   cos_raw/sin_raw cos/sin as first evaluated, attention factor included, before any cast or cache
+//   cos_final/...   what cos_sin(pos, band) returns (after the cast to the model dtype or cache)
+// So angle - pos theta = p (inv_freq_used - theta) + (position_used - p) inv_freq_used
+//                        + (angle - position_used inv_freq_used), term by term.
+struct angle_trace {
+  long double position_used = 0;
+  long double inv_freq_used = 0;
+  long double angle = 0;
+  long double cos_raw = 0;
+  long double sin_raw = 0;
+  long double cos_final = 0;
+  long double sin_final = 0;
 };
 
 template <class S>
@@ -94,6 +117,14 @@ class direct_angle {
     const T a = angle_in_type(pos, band);
     return {T(cos_of(a) * freq_.attention_factor), T(sin_of(a) * freq_.attention_factor)};
   }
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+    using tr = scalar_traits<T>;
+    const T p = position_as<T>(pos);
+    const T f = freq_.inv_freq[static_cast<std::size_t>(band)];
+    const T a = T(p * f);  // the same expression as angle_in_type
+    const T c = T(cos_of(a) * freq_.attention_factor), s = T(sin_of(a) * freq_.attention_factor);
+    return {tr::widen(p), tr::widen(f), tr::widen(a), tr::widen(c), tr::widen(s), tr::widen(c), tr::widen(s)};
+  }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
   [[nodiscard]] std::string name() const { return "direct_" + std::string(scalar_name<T>()); }
   [[nodiscard]] const frequency_schedule<T>& frequencies() const { return freq_; }
@@ -124,6 +155,15 @@ class hf_angle {
     const float c = std::cos(a) * freq_.attention_factor;
     const float s = std::sin(a) * freq_.attention_factor;
     return {convert<Model>(c), convert<Model>(s)};
+  }
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+    const float p = static_cast<float>(pos);
+    const float f = freq_.inv_freq[static_cast<std::size_t>(band)];
+    const float a = p * f;  // angle_fp32
+    const float c = std::cos(a) * freq_.attention_factor;
+    const float s = std::sin(a) * freq_.attention_factor;
+    using mt = scalar_traits<Model>;
+    return {p, f, a, c, s, mt::widen(convert<Model>(c)), mt::widen(convert<Model>(s))};
   }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
   [[nodiscard]] std::string name() const { return "hf_" + std::string(scalar_name<Model>()); }
@@ -156,6 +196,14 @@ class storage_positions {
     return {C(cos_of(a) * freq_.attention_factor), C(sin_of(a) * freq_.attention_factor)};
   }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+    using tr = scalar_traits<C>;
+    const C p = convert<C>(position_as<S>(pos));
+    const C f = freq_.inv_freq[static_cast<std::size_t>(band)];
+    const C a = C(p * f);  // the same expression as angle_in_type
+    const C c = C(cos_of(a) * freq_.attention_factor), s = C(sin_of(a) * freq_.attention_factor);
+    return {tr::widen(p), tr::widen(f), tr::widen(a), tr::widen(c), tr::widen(s), tr::widen(c), tr::widen(s)};
+  }
   [[nodiscard]] std::string name() const {
     return "positions_in_" + std::string(scalar_name<S>()) + "_" + std::string(scalar_name<C>());
   }
@@ -225,28 +273,78 @@ class ggml_angle {
     }
     theta_scale_ = std::pow(static_cast<float>(base), -2.0f / static_cast<float>(cfg.rotary_dim));
     mscale_ = static_cast<float>(exact.attention_factor);
+    // The frequency the fp32 constants denote, each band's chain theta_scale^i multiplied out in
+    // long double (2^-64 per step), so that trace() charges the chain's fp32 roundings to the product.
+    freq_used_.resize(static_cast<std::size_t>(bands_));
+    long double chain = 1.0L;
+    for (int i = 0; i < bands_; ++i) {
+      long double theta = chain;
+      if (!freq_factor_.empty()) theta /= freq_factor_[static_cast<std::size_t>(i)];
+      const long double interp = static_cast<long double>(freq_scale_) * theta;
+      if (ext_factor_ == 0.0f) {
+        freq_used_[static_cast<std::size_t>(i)] = interp;
+      } else {
+        const float ramp_mix = ramp_mix_of(i);
+        freq_used_[static_cast<std::size_t>(i)] =
+            interp * static_cast<long double>(1.0f - ramp_mix) + theta * static_cast<long double>(ramp_mix);
+      }
+      chain *= static_cast<long double>(theta_scale_);
+    }
   }
 
   [[nodiscard]] float angle_fp32(std::int64_t pos, int band) const {
     float theta = static_cast<float>(pos);
     for (int i = 0; i < band; ++i) theta *= theta_scale_;
-    if (!freq_factor_.empty()) theta /= freq_factor_[static_cast<std::size_t>(band)];
-    const float interp = freq_scale_ * theta;
-    if (ext_factor_ == 0.0f) return interp;
-    // rope_yarn_ramp: y = (i0/2 - low) / max(0.001, high - low); ramp = 1 - clamp(y, 0, 1)
-    const float y = (static_cast<float>(band) - corr_low_) / std::max(0.001f, corr_high_ - corr_low_);
-    const float ramp_mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * ext_factor_;
-    return interp * (1.0f - ramp_mix) + theta * ramp_mix;
+    return finish_angle(theta, band);
+  }
+  // Every band's angle at `pos` (out.size() == bands()), the chain of products formed once for all
+  // bands: O(bands) instead of O(bands^2), bit-identical to angle_fp32(pos, i) for each i (the same
+  // fp32 operations in the same order).
+  void fill_angles(std::int64_t pos, std::span<float> out) const {
+    float theta = static_cast<float>(pos);
+    for (int i = 0; i < bands_ && static_cast<std::size_t>(i) < out.size(); ++i) {
+      if (i > 0) theta *= theta_scale_;
+      out[static_cast<std::size_t>(i)] = finish_angle(theta, i);
+    }
   }
   [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_fp32(pos, band); }
   [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const {
     const float t = angle_fp32(pos, band);
     return {std::cos(t) * mscale_, std::sin(t) * mscale_};
   }
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const { return trace_of(pos, band, angle_fp32(pos, band)); }
+  // trace(pos, band) given the angle fill_angles formed for (pos, band): no chain re-formed.
+  [[nodiscard]] angle_trace trace_at(std::int64_t pos, int band, float theta) const { return trace_of(pos, band, theta); }
+  // trace() of every band at once (out.size() == bands()), through fill_angles.
+  void trace_bands(std::int64_t pos, std::span<angle_trace> out) const {
+    float theta = static_cast<float>(pos);
+    for (int i = 0; i < bands_ && static_cast<std::size_t>(i) < out.size(); ++i) {
+      if (i > 0) theta *= theta_scale_;
+      out[static_cast<std::size_t>(i)] = trace_of(pos, i, finish_angle(theta, i));
+    }
+  }
   [[nodiscard]] int bands() const { return bands_; }
   [[nodiscard]] std::string name() const { return "ggml_float"; }
 
  private:
+  // The steps after the chain theta = p * theta_scale^band (ggml's rope_yarn).
+  [[nodiscard]] float ramp_mix_of(int band) const {
+    // rope_yarn_ramp: y = (i0/2 - low) / max(0.001, high - low); ramp = 1 - clamp(y, 0, 1)
+    const float y = (static_cast<float>(band) - corr_low_) / std::max(0.001f, corr_high_ - corr_low_);
+    return (1.0f - std::min(1.0f, std::max(0.0f, y))) * ext_factor_;
+  }
+  [[nodiscard]] float finish_angle(float theta, int band) const {
+    if (!freq_factor_.empty()) theta /= freq_factor_[static_cast<std::size_t>(band)];
+    const float interp = freq_scale_ * theta;
+    if (ext_factor_ == 0.0f) return interp;
+    const float ramp_mix = ramp_mix_of(band);
+    return interp * (1.0f - ramp_mix) + theta * ramp_mix;
+  }
+  [[nodiscard]] angle_trace trace_of(std::int64_t pos, int band, float t) const {
+    const float c = std::cos(t) * mscale_, s = std::sin(t) * mscale_;  // as cos_sin
+    return {static_cast<float>(pos), freq_used_[static_cast<std::size_t>(band)], t, c, s, c, s};
+  }
+
   // The YaRN factor as the schedule reads it (an explicit factor wins; see schedule.hpp), so that
   // ggml_angle differs from the schedule only in its arithmetic.
   static double effective_yarn_factor(const rope_config& cfg) { return detail::effective_factor_in<double>(cfg); }
@@ -258,6 +356,7 @@ class ggml_angle {
   float corr_low_ = 0.0f, corr_high_ = 0.0f;
   float mscale_ = 1.0f;
   std::vector<float> freq_factor_;
+  std::vector<long double> freq_used_;  // trace's inv_freq_used, per band
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -274,6 +373,18 @@ class cached {
   [[nodiscard]] cos_sin_pair<CacheT> cos_sin(std::int64_t pos, int band) const {
     const auto cs = inner_.cos_sin(pos, band);
     return {convert<CacheT>(cs.cos), convert<CacheT>(cs.sin)};
+  }
+  // Inner's trace with the cached values as final; cos_raw stays Inner's first evaluation, so
+  // cos_final - cos_raw covers Inner's own cast and the cache together.
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const
+    requires requires(const Inner& i, std::int64_t p, int b) { i.trace(p, b); }
+  {
+    using inner_value = typename Inner::value_type;
+    angle_trace t = inner_.trace(pos, band);
+    // Inner's final values are exact in its value_type: narrowing them back is exact.
+    t.cos_final = scalar_traits<CacheT>::widen(convert<CacheT>(scalar_traits<inner_value>::narrow(t.cos_final)));
+    t.sin_final = scalar_traits<CacheT>::widen(convert<CacheT>(scalar_traits<inner_value>::narrow(t.sin_final)));
+    return t;
   }
   [[nodiscard]] int bands() const { return inner_.bands(); }
   [[nodiscard]] std::string name() const {
@@ -313,6 +424,14 @@ class fast_sincos_angle {
     const float a = angle_.angle_in_type(pos, band);
     const float af = angle_.frequencies().attention_factor;
     return {fast_cos(a) * af, fast_sin(a) * af};
+  }
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+    angle_trace t = angle_.trace(pos, band);
+    const auto a = static_cast<float>(t.angle);  // exact: it is the fp32 angle, widened
+    const float af = angle_.frequencies().attention_factor;
+    t.cos_raw = t.cos_final = fast_cos(a) * af;
+    t.sin_raw = t.sin_final = fast_sin(a) * af;
+    return t;
   }
   [[nodiscard]] int bands() const { return angle_.bands(); }
   [[nodiscard]] std::string name() const { return "fast_sincos_float"; }

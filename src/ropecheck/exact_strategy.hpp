@@ -30,6 +30,14 @@ class exact_angle {
     const auto cs = ref_->cos_sin(pos, band);
     return {scalar_traits<T>::narrow(cs.cos.value() * af_), scalar_traits<T>::narrow(cs.sin.value() * af_)};
   }
+  // The reference's own values: exact position, the MPFR frequency and angle (as double-double),
+  // cos/sin * af in long double (raw) and rounded once to T (final).
+  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+    const auto cs = ref_->cos_sin(pos, band);
+    const long double c = cs.cos.value() * af_, s = cs.sin.value() * af_;
+    return {static_cast<long double>(pos), ref_->inv_freq(band).value(), ref_->angle(pos, band).value(), c, s,
+            scalar_traits<T>::widen(scalar_traits<T>::narrow(c)), scalar_traits<T>::widen(scalar_traits<T>::narrow(s))};
+  }
   [[nodiscard]] int bands() const { return ref_->bands(); }
   [[nodiscard]] std::string name() const { return "exact_" + std::string(scalar_name<T>()); }
 

@@ -1,0 +1,88 @@
+// tools/report/engine.hpp — the computation behind `ropecheck report`.
+//
+// run_report() fills a report_result (report_data.hpp) for one config: the band table, and for
+// each implementation under test its error against exact mathematics (the MPFR reference's fast
+// path) at every position of a sweep, where that error comes from, a band x position heat map and
+// the verdicts. Writers (output.hpp) only format what this computes.
+//
+// The sweep (sweep_positions):
+//   dense 0..1023; log-spaced beyond (32 per octave); +-32 windows around the regime edges 256
+//   (bf16 integers), 2048 (fp16 integers), 65504 (fp16 max), 2^24 (fp32 integers), 2^31 (int32)
+//   that are <= max_position; max_position itself. Every p + 1 <= max_position is evaluated as
+//   well, so that "angle(p) == angle(p + 1)" is checked for every p of the grid (the extra
+//   positions are reported as points too). With `exhaustive`, every position 0..max_position.
+// Reduction of an exhaustive sweep (points): when max_position + 1 > 4096, positions 0..1023 are
+// kept one by one and [1024, max_position] is max-pooled over 3072 log-spaced buckets: each such
+// point carries the bucket's first position and, field by field, the maximum over the bucket
+// (infinities kept). Verdicts and the heat map always use every position evaluated.
+//
+// Per (position, band) and implementation (maxima over bands reported per position):
+//   angle_rad        (angle - p theta) reduced to (-pi, pi], formed from the reference's
+//                    double-double p theta (relative 2^-102): within 2^-52 |error| + 2^-70 of
+//                    reference::angle_error (MPFR), checked in report_engine_test; a non-finite
+//                    angle counts as an infinite error. Measurements run in double for
+//                    implementations whose values have <= 24 significand bits (their errors are
+//                    >= 2^-24 relative), in long double for the double ones; reductions of gross
+//                    errors (> pi) always in long double
+//   position_tokens  |angle error| / theta_i
+//   cos_sin_abs/ulps against af cos(p theta), af sin(p theta); ulps of the implementation's dtype
+//   rotated_relative |y - y*| / |y*|: rotate_heads with the implementation's own cos/sin on a head
+//                    vector seeded from (seed, position), y* the exact rotation (reference cos/sin,
+//                    long double); inputs are multiples of 1/128 in [-1, 1), exact in every dtype
+//   score_violation  |<R(m)q, R(m-1)k> - af <q, R(-1)k>| / sum |q_j k_j|, all three rotations by
+//                    the implementation (the relative-offset identity in its own terms)
+//   sources          from the strategy's trace(): see report_data.hpp; sin_cos compares cos_raw with
+//                    af cos(angle formed), evaluated as af (cos phi cos d - sin phi sin d) with the
+//                    reference's cos/sin of phi and d the angle error (|error| <= 2^-62)
+// Threads: segments of consecutive positions are handed out dynamically; each writes its own
+// slots and merges run in segment order, so every field but `time` is identical for any thread
+// count. progress(done, total) counts (position, band, implementation) values and is called from
+// the calling thread at least every 0.25 s, and once at the end with done == total.
+// Timing: values_per_second is measured over the sweep only; reference_values_per_second runs the
+// reference's cos_sin on a sample of the same grid on the same number of threads; the MPFR
+// estimate times cos_sin_mpfr (256 bits) on ~2000 values of the grid, also on that many threads,
+// and scales to positions x bands (one reference value per (position, band), shared by all
+// implementations, as the fast path is used here).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "report_data.hpp"
+
+namespace ropecheck::report {
+
+// done and total count (position, band, implementation) values.
+using progress_callback = std::function<void(std::int64_t done, std::int64_t total)>;
+
+struct implementation_info {
+  std::string name;
+  std::string description;
+  std::string cos_sin_dtype;
+  bool in_default_set = true;
+};
+
+// The registry, in report order. Names are stable (they appear in CSV/JSON and in CI scripts).
+[[nodiscard]] std::vector<implementation_info> known_implementations();
+
+// The positions of a non-exhaustive sweep up to max_position (before adding p + 1), sorted.
+[[nodiscard]] std::vector<std::int64_t> sweep_positions(std::int64_t max_position);
+
+// Edges of the heat map's ~48 log-spaced position buckets over [0, max_position]: bucket b covers
+// [edges[b], edges[b + 1]); edges.front() == 0, edges.back() == max_position + 1.
+[[nodiscard]] std::vector<std::int64_t> heat_bucket_edges(std::int64_t max_position);
+
+// The band table of `cfg` (seq_len as for the reference: dynamic NTK, LongRoPE).
+[[nodiscard]] std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len,
+                                               std::int64_t train_length, std::int64_t eval_length);
+
+// Throws std::invalid_argument for an unknown implementation name (the message lists the known
+// ones), a config the reference rejects, or max_position < 1. Defaults filled in and echoed in
+// result.request: train_length = config.trained_length(), max_position = max_position_embeddings,
+// eval_length = max_position, threads = hardware concurrency. Length-dependent rules (dynamic NTK,
+// LongRoPE) are evaluated at seq_len = max_position + 1, the sequence that holds the last position.
+[[nodiscard]] report_result run_report(const report_request& request, progress_callback progress = {});
+
+}  // namespace ropecheck::report

@@ -1,0 +1,102 @@
+// tools/report/report_data.hpp — what a precision report computes, as plain data.
+//
+// The contract between the engine (engine.hpp: computes it) and the writers (output.hpp: CSV,
+// summary.json, plots, HTML). Everything a writer shows is here; writers compute nothing.
+// All numbers are doubles (they are errors and figures, not values under test).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ropecheck/config.hpp"
+
+namespace ropecheck::report {
+
+// How the report was asked for (echoed into summary.json and the HTML header).
+struct report_request {
+  std::string config_name;          // preset name or config.json path
+  rope_config config;
+  std::int64_t train_length = 0;    // L_train for the band table (default: config.trained_length())
+  std::int64_t eval_length = 0;     // L_eval for the band table (default: max_position)
+  std::int64_t max_position = 0;    // largest position in the error-vs-position sweep
+  bool exhaustive = false;          // every position 0..max_position, every band
+  std::vector<std::string> implementations;  // names (see engine.hpp's registry); empty = defaults
+  int threads = 0;                  // 0 = hardware concurrency
+  std::uint64_t seed = 0x5eed2026;  // the random vectors of the rotation/score metrics
+  double angle_threshold_rad = 1e-3;          // verdict: first position above this angle error
+  double position_threshold_tokens = 0.5;     // verdict: first position with a band off by this many tokens
+};
+
+// One row of the band table.
+struct band_row {
+  int band = 0;
+  double inv_freq = 0;              // theta_i after scaling (rad/token), from the reference
+  double inv_freq_unscaled = 0;     // theta_i of the same config without scaling
+  double wavelength = 0;            // 2 pi / theta_i (after scaling), tokens
+  double wavelength_unscaled = 0;
+  double turns_in_training = 0;     // L_train theta_unscaled / 2 pi: full turns seen in training
+  double unseen_fraction_unscaled = 0;  // share of the arc [0, min(L_eval theta, 2 pi)) past L_train theta, without scaling
+  double unseen_fraction_scaled = 0;    // the same at L_eval with the scaled theta
+};
+
+// Where the error of one implementation comes from, at one position, max over bands.
+struct error_sources {
+  double frequency_rad = 0;   // p (inv_freq_used - theta): rounding of the frequency
+  double position_rad = 0;    // (p_used - p) inv_freq_used: the position's representation
+  double product_rad = 0;     // angle - p_used inv_freq_used: rounding of the product
+  double sin_cos = 0;         // cos_raw - af cos(angle): evaluation of sin/cos at the formed angle
+  double cache = 0;           // cos_final - cos_raw: storing cos/sin in the cache dtype
+  double rotation = 0;        // |y - R~ x| / |x|: the rotation's arithmetic given the final cos/sin
+};
+
+// One implementation's error at one position (max over bands unless said otherwise).
+struct position_errors {
+  std::int64_t position = 0;
+  double angle_rad = 0;            // |angle - p theta| reduced to (-pi, pi]
+  double position_tokens = 0;      // max over bands of |angle error| / theta_i
+  double cos_sin_abs = 0;          // |c - af cos(p theta)|, |s - af sin(p theta)|
+  double cos_sin_ulps = 0;         // the same in ulps of the implementation's cos/sin dtype
+  double rotated_relative = 0;     // |y - y*| / |y*| for a seeded random head vector
+  double score_violation = 0;      // |<R(m)q, R(n)k> - af <q, R(n-m)k>| / sum |q_j k_j|, n = m - 1
+  error_sources sources;
+};
+
+// One implementation of the report: a named storage/compute pairing and angle strategy.
+struct implementation_series {
+  std::string name;          // e.g. "hf_float", "bf16_positions"
+  std::string description;   // one line: what it models ("HF transformers, fp32 angle, cos/sin cast to bf16")
+  std::string cos_sin_dtype; // dtype its cos/sin are held in
+  std::vector<position_errors> points;  // in position order
+  // Per band, max angle error over all positions (for the heat map: band x position bucket).
+  std::vector<std::vector<double>> band_position_heat;  // [band][bucket], angle error rad
+  std::vector<std::int64_t> heat_bucket_edges;          // bucket b covers [edges[b], edges[b+1])
+  // Verdicts: first position (in the sweep) where the threshold is passed; -1 = never.
+  std::int64_t first_angle_over_threshold = -1;
+  std::int64_t first_position_error_over_threshold = -1;
+  std::int64_t first_adjacent_positions_equal = -1;  // smallest p with angle(p) == angle(p+1) in some band
+  int worst_band = -1;                               // band of the largest angle error
+  bool passes = true;                                // no threshold passed up to max_position
+};
+
+struct timing {
+  double seconds_total = 0;
+  double values_per_second = 0;        // (position, band) values evaluated per second, all threads
+  double reference_values_per_second = 0;  // the fast reference's own throughput on this machine
+  double mpfr_seconds_estimate = 0;    // what a plain MPFR reference would have needed for the same grid
+  int threads = 1;
+  std::int64_t positions = 0;
+  std::int64_t values = 0;             // positions x bands x implementations
+};
+
+struct report_result {
+  report_request request;
+  double attention_factor = 1;
+  std::vector<band_row> bands;
+  std::vector<implementation_series> series;
+  timing time;
+  std::string ropecheck_version;
+  std::string reference_precision;     // "MPFR 256 bits (fast path: 64.192 fixed point + double-double)"
+};
+
+}  // namespace ropecheck::report
