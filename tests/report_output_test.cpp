@@ -182,7 +182,7 @@ TEST(report_output, summary_json_has_its_documented_keys_in_a_fixed_order_and_no
   const std::string j = summary_json(r, options());
   std::size_t last = 0;
   for (const char* key : {"\"format\"", "\"format_version\"", "\"ropecheck_version\"", "\"reference_precision\"",
-                          "\"command\"", "\"request\"", "\"attention_factor\"", "\"bands\"", "\"passes\"",
+                          "\"request\"", "\"attention_factor\"", "\"bands\"", "\"passes\"",
                           "\"implementations\"", "\"timing\": \"timing.json\""}) {
     const std::size_t at = j.find(key, last);
     ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << j;
@@ -192,7 +192,10 @@ TEST(report_output, summary_json_has_its_documented_keys_in_a_fixed_order_and_no
   EXPECT_NE(j.find("\"first_angle_over_threshold\": 64"), std::string::npos);
   EXPECT_NE(j.find("\"nan_points\": 1"), std::string::npos);
   EXPECT_EQ(j.find("seconds_total"), std::string::npos) << "timing must stay in timing.json";
-  EXPECT_NE(timing_json(r).find("\"seconds_total\": 1.25"), std::string::npos);
+  EXPECT_EQ(j.find("\"command\""), std::string::npos) << "the command line (with --threads, --out) is in timing.json";
+  EXPECT_EQ(j.find("\"threads\""), std::string::npos) << "results do not depend on the thread count";
+  EXPECT_NE(timing_json(r, options()).find("\"command\""), std::string::npos);
+  EXPECT_NE(timing_json(r, {}).find("\"seconds_total\": 1.25"), std::string::npos);
 }
 
 TEST(report_output, the_html_is_self_contained_with_verdict_rows_and_inline_svg) {

@@ -947,13 +947,13 @@ std::string heat_csv(const implementation_series& series) {
 // summary.json — keys, in this order (stable; add new keys only at the end of an object):
 //   format                 "ropecheck-report-summary"
 //   format_version         1
-//   ropecheck_version, reference_precision, command (write_options::command, "" if not given)
+//   ropecheck_version, reference_precision
 //   request                { config_name, config {head_dim, rotary_dim, base, layout, scaling,
 //                            factor, max_position_embeddings, original_max_position_embeddings,
 //                            beta_fast, beta_slow, truncate, attention_factor, mscale,
 //                            mscale_all_dim, low_freq_factor, high_freq_factor, short_factor,
 //                            long_factor}, train_length, eval_length, max_position, exhaustive,
-//                            implementations, threads, seed, angle_threshold_rad,
+//                            implementations, seed, angle_threshold_rad,
 //                            position_threshold_tokens }
 //   attention_factor
 //   bands                  number of bands (the table is data/bands.csv)
@@ -965,7 +965,9 @@ std::string heat_csv(const implementation_series& series) {
 //                                    rotated_relative, score_violation, source_frequency_rad,
 //                                    source_position_rad, source_product_rad, source_sin_cos,
 //                                    source_cache, source_rotation: {value, position}} } ]
-//   timing                 "timing.json" (timing varies run to run: it lives in that file)
+//   timing                 "timing.json" (timing, thread count and the command line vary from run
+//                          to run for the same inputs: they live in that file, so that this one
+//                          is byte-identical for the same inputs and seed, whatever --threads)
 // Conventions: positions are integers, -1 = never (as in report_data.hpp); a non-finite number
 // is null; "max" ignores NaN points (nan_points counts them) and its position is where the
 // maximum is first reached (-1 and null value when there are no points).
@@ -977,7 +979,6 @@ std::string summary_json(const report_result& r, const write_options& o) {
   j["format_version"] = 1;
   j["ropecheck_version"] = r.ropecheck_version;
   j["reference_precision"] = r.reference_precision;
-  j["command"] = o.command;
   ojson req;
   req["config_name"] = q.config_name;
   req["config"] = config_json(q.config);
@@ -986,7 +987,6 @@ std::string summary_json(const report_result& r, const write_options& o) {
   req["max_position"] = q.max_position;
   req["exhaustive"] = q.exhaustive;
   req["implementations"] = q.implementations;
-  req["threads"] = q.threads;
   req["seed"] = q.seed;
   req["angle_threshold_rad"] = q.angle_threshold_rad;
   req["position_threshold_tokens"] = q.position_threshold_tokens;
@@ -1026,11 +1026,12 @@ std::string summary_json(const report_result& r, const write_options& o) {
   return j.dump(2) + "\n";
 }
 
-// timing.json — { seconds_total, values_per_second, reference_values_per_second,
+// timing.json — { command, seconds_total, values_per_second, reference_values_per_second,
 // mpfr_seconds_estimate, threads, positions, values }: varies from run to run.
-std::string timing_json(const report_result& r) {
+std::string timing_json(const report_result& r, const write_options& o) {
   const auto& t = r.time;
   ojson j;
+  j["command"] = o.command;
   j["seconds_total"] = t.seconds_total;
   j["values_per_second"] = t.values_per_second;
   j["reference_values_per_second"] = t.reference_values_per_second;
@@ -1061,7 +1062,7 @@ written_report write_report(const report_result& r, const fs::path& folder, cons
   }
   emit(fs::path("data") / "bands.csv", bands_csv(r));
   emit("summary.json", summary_json(r, o));
-  emit("timing.json", timing_json(r));
+  emit("timing.json", timing_json(r, o));
 
   // Plot scripts.
   std::vector<rendered_plot> main_plots, source_plots, heat_plots;

@@ -59,7 +59,7 @@ written_report write_report(const report_result& result, const std::filesystem::
 [[nodiscard]] std::string bands_csv(const report_result& result);
 [[nodiscard]] std::string heat_csv(const implementation_series& series);
 [[nodiscard]] std::string summary_json(const report_result& result, const write_options& options);
-[[nodiscard]] std::string timing_json(const report_result& result);
+[[nodiscard]] std::string timing_json(const report_result& result, const write_options& options);
 
 // A file-name stem for an implementation: [A-Za-z0-9._-] kept, anything else becomes '_'.
 [[nodiscard]] std::string file_stem(std::string_view implementation_name);
