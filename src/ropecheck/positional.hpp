@@ -217,9 +217,22 @@ enum class alibi_form : std::uint8_t {
   symmetric,  // -m |i - j|, the bidirectional (encoder) variant used where no mask is applied
 };
 
+namespace detail {
+// [n_q, n_k] of scheme.bias(head, q_pos[i], k_pos[j]): the score-matrix form of a relative bias.
+template <class Scheme>
+[[nodiscard]] auto bias_matrix_of(const Scheme& scheme, int head, std::span<const std::int64_t> q_pos,
+                                  std::span<const std::int64_t> k_pos) {
+  matrix<typename Scheme::value_type> b(q_pos.size(), k_pos.size());
+  for (std::size_t i = 0; i < q_pos.size(); ++i)
+    for (std::size_t j = 0; j < k_pos.size(); ++j) b(i, j) = scheme.bias(head, q_pos[i], k_pos[j]);
+  return b;
+}
+}  // namespace detail
+
 template <class T>
 class alibi {
  public:
+  using value_type = T;
   explicit alibi(int heads, alibi_form form = alibi_form::causal) : slopes_(alibi_slopes<T>(heads)), form_(form) {}
 
   [[nodiscard]] int heads() const noexcept { return static_cast<int>(slopes_.size()); }
@@ -239,10 +252,7 @@ class alibi {
   // [n_q, n_k] biases for queries at positions q_pos and keys at positions k_pos.
   [[nodiscard]] matrix<T> bias_matrix(int head, std::span<const std::int64_t> q_pos,
                                       std::span<const std::int64_t> k_pos) const {
-    matrix<T> b(q_pos.size(), k_pos.size());
-    for (std::size_t i = 0; i < q_pos.size(); ++i)
-      for (std::size_t j = 0; j < k_pos.size(); ++j) b(i, j) = bias(head, q_pos[i], k_pos[j]);
-    return b;
+    return detail::bias_matrix_of(*this, head, q_pos, k_pos);
   }
   [[nodiscard]] matrix<T> bias_matrix(int head, std::size_t n) const {
     const auto p = sequence_positions(n);
@@ -302,6 +312,7 @@ class alibi {
 template <class T>
 class t5_relative_bias {
  public:
+  using value_type = T;
   t5_relative_bias(int heads, bool bidirectional, std::uint64_t seed, int num_buckets = 32, int max_distance = 128)
       : heads_(heads), bidirectional_(bidirectional), num_buckets_(num_buckets), max_distance_(max_distance) {
     check();
@@ -333,10 +344,7 @@ class t5_relative_bias {
   }
   [[nodiscard]] matrix<T> bias_matrix(int head, std::span<const std::int64_t> q_pos,
                                       std::span<const std::int64_t> k_pos) const {
-    matrix<T> b(q_pos.size(), k_pos.size());
-    for (std::size_t i = 0; i < q_pos.size(); ++i)
-      for (std::size_t j = 0; j < k_pos.size(); ++j) b(i, j) = bias(head, q_pos[i], k_pos[j]);
-    return b;
+    return detail::bias_matrix_of(*this, head, q_pos, k_pos);
   }
   [[nodiscard]] matrix<T> bias_matrix(int head, std::size_t n) const {
     const auto p = sequence_positions(n);

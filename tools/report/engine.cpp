@@ -496,21 +496,6 @@ struct impl_partial {
   std::int64_t first_angle = -1, first_tokens = -1, first_equal = -1;
 };
 
-void raise_to(position_errors& m, const position_errors& e) {
-  auto mx = [](double& a, double b) { a = std::max(a, b); };
-  mx(m.angle_rad, e.angle_rad);
-  mx(m.position_tokens, e.position_tokens);
-  mx(m.cos_sin_abs, e.cos_sin_abs);
-  mx(m.cos_sin_ulps, e.cos_sin_ulps);
-  mx(m.rotated_relative, e.rotated_relative);
-  mx(m.score_violation, e.score_violation);
-  mx(m.sources.frequency_rad, e.sources.frequency_rad);
-  mx(m.sources.position_rad, e.sources.position_rad);
-  mx(m.sources.product_rad, e.sources.product_rad);
-  mx(m.sources.sin_cos, e.sources.sin_cos);
-  mx(m.sources.cache, e.sources.cache);
-  mx(m.sources.rotation, e.sources.rotation);
-}
 
 struct sweep_plan {
   std::vector<segment> segments;

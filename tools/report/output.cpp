@@ -349,21 +349,7 @@ std::vector<position_errors> thin(const std::vector<position_errors>& points) {
       continue;
     }
     auto& m = out.back();
-    auto keep_max = [](double& a, double b) {
-      if (std::isnan(a) || b > a) a = b;
-    };
-    keep_max(m.angle_rad, p.angle_rad);
-    keep_max(m.position_tokens, p.position_tokens);
-    keep_max(m.cos_sin_abs, p.cos_sin_abs);
-    keep_max(m.cos_sin_ulps, p.cos_sin_ulps);
-    keep_max(m.rotated_relative, p.rotated_relative);
-    keep_max(m.score_violation, p.score_violation);
-    keep_max(m.sources.frequency_rad, p.sources.frequency_rad);
-    keep_max(m.sources.position_rad, p.sources.position_rad);
-    keep_max(m.sources.product_rad, p.sources.product_rad);
-    keep_max(m.sources.sin_cos, p.sources.sin_cos);
-    keep_max(m.sources.cache, p.sources.cache);
-    keep_max(m.sources.rotation, p.sources.rotation);
+    raise_to(m, p);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // All numbers are doubles (they are errors and figures, not values under test).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,6 +62,26 @@ struct position_errors {
   double score_violation = 0;      // |<R(m)q, R(n)k> - af <q, R(n-m)k>| / sum |q_j k_j|, n = m - 1
   error_sources sources;
 };
+
+// m = the fieldwise maximum of m and e (a NaN in m is replaced; a NaN in e is ignored). Used
+// wherever points are pooled: buckets of the exhaustive sweep, plot envelopes.
+inline void raise_to(position_errors& m, const position_errors& e) {
+  auto mx = [](double& a, double b) {
+    if (std::isnan(a) || b > a) a = b;
+  };
+  mx(m.angle_rad, e.angle_rad);
+  mx(m.position_tokens, e.position_tokens);
+  mx(m.cos_sin_abs, e.cos_sin_abs);
+  mx(m.cos_sin_ulps, e.cos_sin_ulps);
+  mx(m.rotated_relative, e.rotated_relative);
+  mx(m.score_violation, e.score_violation);
+  mx(m.sources.frequency_rad, e.sources.frequency_rad);
+  mx(m.sources.position_rad, e.sources.position_rad);
+  mx(m.sources.product_rad, e.sources.product_rad);
+  mx(m.sources.sin_cos, e.sources.sin_cos);
+  mx(m.sources.cache, e.sources.cache);
+  mx(m.sources.rotation, e.sources.rotation);
+}
 
 // One implementation of the report: a named storage/compute pairing and angle strategy.
 struct implementation_series {
