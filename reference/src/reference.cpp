@@ -462,6 +462,24 @@ double rope_reference::angle_error(std::int64_t pos, int band, double approx) co
   return mpfr_get_d(r, MPFR_RNDN);
 }
 
+void rope_reference::all_bands(std::int64_t pos, std::span<dd> angles, std::span<cos_sin_dd> cs) const {
+  const auto n = impl_->inv_freq_dd.size();
+  if (angles.size() != n || cs.size() != n)
+    throw std::invalid_argument("ropecheck::reference: all_bands needs spans of bands() = " + std::to_string(n) +
+                                " entries");
+  // The same steps as angle() and cos_sin(), with the position split once.
+  const double high = static_cast<double>(pos >> 32) * 0x1p32;
+  const double low = static_cast<double>(pos & 0xffffffffLL);
+  const dd p = detail::two_sum(high, low);
+  for (std::size_t b = 0; b < n; ++b) {
+    const dd f = impl_->inv_freq_dd[b];
+    dd out = detail::two_prod(p.hi, f.hi);
+    out.lo += (p.hi * f.lo + p.lo * f.hi) + p.lo * f.lo;
+    angles[b] = detail::fast_two_sum(out.hi, out.lo);
+    cs[b] = detail::cos_sin_of_turns(*impl_->table, impl_->turn_freq[b], pos);
+  }
+}
+
 cos_sin_dd rope_reference::cos_sin(std::int64_t pos, int band) const {
   impl_->check_band(band);
   return detail::cos_sin_of_turns(*impl_->table, impl_->turn_freq[static_cast<std::size_t>(band)], pos);

@@ -9,6 +9,8 @@
 //  * each scaling rule against values computed independently here (closed forms, long double).
 // Random draws print their seed; ROPECHECK_SEED overrides the fixed default.
 #include <gtest/gtest.h>
+
+#include <bit>
 #include <mpfr.h>
 
 #include <algorithm>
@@ -578,6 +580,34 @@ TEST(Config, RejectsWhatNoRuleCanEvaluate) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("rotary_dim"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+// all_bands is angle() and cos_sin() for every band, bit for bit.
+TEST(AllBands, EqualsAngleAndCosSinBandByBandBitForBit) {
+  ropecheck::rope_config cfg;
+  cfg.base = 500000.0;
+  const ropecheck::reference::rope_reference ref(cfg);
+  std::vector<ropecheck::reference::dd> angles(static_cast<std::size_t>(ref.bands()));
+  std::vector<ropecheck::reference::cos_sin_dd> cs(angles.size());
+  for (const std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-7}, std::int64_t{131071},
+                                 std::int64_t{1} << 40, (std::int64_t{1} << 62) + 12345}) {
+    ref.all_bands(pos, angles, cs);
+    for (int b = 0; b < ref.bands(); ++b) {
+      const auto a = ref.angle(pos, b);
+      const auto c = ref.cos_sin(pos, b);
+      const auto i = static_cast<std::size_t>(b);
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(angles[i].hi), std::bit_cast<std::uint64_t>(a.hi)) << pos << " " << b;
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(angles[i].lo), std::bit_cast<std::uint64_t>(a.lo)) << pos << " " << b;
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(cs[i].cos.hi), std::bit_cast<std::uint64_t>(c.cos.hi)) << pos << " " << b;
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(cs[i].sin.lo), std::bit_cast<std::uint64_t>(c.sin.lo)) << pos << " " << b;
+    }
+  }
+  std::vector<ropecheck::reference::dd> short_span(3);
+  EXPECT_THROW(ref.all_bands(0, short_span, cs), std::invalid_argument);
 }
 
 }  // namespace

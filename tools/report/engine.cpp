@@ -122,7 +122,11 @@ void seeded_head_vectors(std::uint64_t seed, std::int64_t pos, std::span<double>
 // (Reciprocals of the factorial steps rounded in M: 2^-60 relative on terms below 2^-4.)
 template <class M>
 inline void cos_sin_of_error(M d, M& c, M& s) {
-  if (std::fabs(d) <= M(0.25)) {
+  if (std::fabs(d) <= M(0x1p-12)) {  // the common case: terms to d^7 / 7!, d^6 / 6! (truncation < 2^-106)
+    const M d2 = d * d;
+    s = d * (M(1) - d2 * (M(1) / 6) * (M(1) - d2 * (M(1) / 20) * (M(1) - d2 * (M(1) / 42))));
+    c = M(1) - d2 * M(0.5) * (M(1) - d2 * (M(1) / 12) * (M(1) - d2 * (M(1) / 30)));
+  } else if (std::fabs(d) <= M(0.25)) {
     const M d2 = d * d;
     M ts = M(1) - d2 * (M(1) / 272);  // 16 * 17
     ts = M(1) - d2 * (M(1) / 210) * ts;
@@ -595,6 +599,8 @@ std::vector<impl_partial> run_segment(const sweep& w, const segment& seg) {
     out[i].band_max.assign(nb, 0.0);
   }
   std::vector<reference_band> row(nb);
+  std::vector<reference::dd> angles(nb);
+  std::vector<reference::cos_sin_dd> cos_sins(nb);
   std::vector<double> q(hd), k(hd);
   std::vector<long double> y_exact(hd);
   std::vector<double> y_exact_d(hd);
@@ -608,10 +614,11 @@ std::vector<impl_partial> run_segment(const sweep& w, const segment& seg) {
     ctx.pos = pos;
     ctx.halo = pos < seg.first;
     if (!ctx.halo) {
+      ref.all_bands(pos, angles, cos_sins);
       for (int b = 0; b < bands; ++b) {
         auto& r = row[static_cast<std::size_t>(b)];
-        r.angle = ref.angle(pos, b);
-        const auto cs = ref.cos_sin(pos, b);
+        r.angle = angles[static_cast<std::size_t>(b)];
+        const auto& cs = cos_sins[static_cast<std::size_t>(b)];
         if (af_is_one) {
           r.cos = cs.cos;
           r.sin = cs.sin;

@@ -70,6 +70,10 @@ class rope_reference {
   // true one modulo a turn. Accurate to 2^-80 absolute.
   [[nodiscard]] double angle_error(std::int64_t pos, int band, double approx) const;
 
+  // angle(pos, b) and cos_sin(pos, b) for every band b at once (same values, bit for bit): one
+  // call per position for sweeps over all bands. angles and cs must hold bands() entries.
+  void all_bands(std::int64_t pos, std::span<dd> angles, std::span<cos_sin_dd> cs) const;
+
   // cos and sin of pos * inv_freq(band), NOT multiplied by the attention factor.
   [[nodiscard]] cos_sin_dd cos_sin(std::int64_t pos, int band) const;       // fast path
   [[nodiscard]] cos_sin_dd cos_sin_mpfr(std::int64_t pos, int band) const;  // direct MPFR
