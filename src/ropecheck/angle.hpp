@@ -55,15 +55,30 @@ struct cos_sin_pair {
 //   cos_final/...   what cos_sin(pos, band) returns (after the cast to the model dtype or cache)
 // So angle - pos theta = p (inv_freq_used - theta) + (position_used - p) inv_freq_used
 //                        + (angle - position_used inv_freq_used), term by term.
-struct angle_trace {
-  long double position_used = 0;
-  long double inv_freq_used = 0;
-  long double angle = 0;
-  long double cos_raw = 0;
-  long double sin_raw = 0;
-  long double cos_final = 0;
-  long double sin_final = 0;
+// R is the type the values are handed out in: long double holds every strategy's values exactly;
+// double holds those of strategies working in 24 bits or fewer exactly, and spares a sweep over
+// millions of values the x87 conversions (tools/report's exhaustive mode asks for double there).
+template <class R = long double>
+struct basic_angle_trace {
+  R position_used = 0;
+  R inv_freq_used = 0;
+  R angle = 0;
+  R cos_raw = 0;
+  R sin_raw = 0;
+  R cos_final = 0;
+  R sin_final = 0;
 };
+using angle_trace = basic_angle_trace<long double>;
+
+namespace detail {
+// A value of a supported scalar as R, without passing through long double when it need not.
+template <class R, class T>
+[[nodiscard]] constexpr R trace_value(const T& x) {
+  if constexpr (std::is_floating_point_v<T>) return static_cast<R>(x);
+  else if constexpr (is_16bit_float_v<T>) return static_cast<R>(static_cast<float>(x));
+  else return static_cast<R>(scalar_traits<T>::widen(x));
+}
+}  // namespace detail
 
 template <class S>
 concept angle_strategy = requires(const S& s, std::int64_t pos, int band) {
@@ -117,13 +132,15 @@ class direct_angle {
     const T a = angle_in_type(pos, band);
     return {T(cos_of(a) * freq_.attention_factor), T(sin_of(a) * freq_.attention_factor)};
   }
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
-    using tr = scalar_traits<T>;
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const {
+    using detail::trace_value;
     const T p = position_as<T>(pos);
     const T f = freq_.inv_freq[static_cast<std::size_t>(band)];
     const T a = T(p * f);  // the same expression as angle_in_type
     const T c = T(cos_of(a) * freq_.attention_factor), s = T(sin_of(a) * freq_.attention_factor);
-    return {tr::widen(p), tr::widen(f), tr::widen(a), tr::widen(c), tr::widen(s), tr::widen(c), tr::widen(s)};
+    return {trace_value<R>(p), trace_value<R>(f), trace_value<R>(a), trace_value<R>(c),
+            trace_value<R>(s), trace_value<R>(c), trace_value<R>(s)};
   }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
   [[nodiscard]] std::string name() const { return "direct_" + std::string(scalar_name<T>()); }
@@ -156,14 +173,15 @@ class hf_angle {
     const float s = std::sin(a) * freq_.attention_factor;
     return {convert<Model>(c), convert<Model>(s)};
   }
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const {
+    using detail::trace_value;
     const float p = static_cast<float>(pos);
     const float f = freq_.inv_freq[static_cast<std::size_t>(band)];
     const float a = p * f;  // angle_fp32
     const float c = std::cos(a) * freq_.attention_factor;
     const float s = std::sin(a) * freq_.attention_factor;
-    using mt = scalar_traits<Model>;
-    return {p, f, a, c, s, mt::widen(convert<Model>(c)), mt::widen(convert<Model>(s))};
+    return {p, f, a, c, s, trace_value<R>(convert<Model>(c)), trace_value<R>(convert<Model>(s))};
   }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
   [[nodiscard]] std::string name() const { return "hf_" + std::string(scalar_name<Model>()); }
@@ -196,13 +214,15 @@ class storage_positions {
     return {C(cos_of(a) * freq_.attention_factor), C(sin_of(a) * freq_.attention_factor)};
   }
   [[nodiscard]] int bands() const { return static_cast<int>(freq_.inv_freq.size()); }
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
-    using tr = scalar_traits<C>;
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const {
+    using detail::trace_value;
     const C p = convert<C>(position_as<S>(pos));
     const C f = freq_.inv_freq[static_cast<std::size_t>(band)];
     const C a = C(p * f);  // the same expression as angle_in_type
     const C c = C(cos_of(a) * freq_.attention_factor), s = C(sin_of(a) * freq_.attention_factor);
-    return {tr::widen(p), tr::widen(f), tr::widen(a), tr::widen(c), tr::widen(s), tr::widen(c), tr::widen(s)};
+    return {trace_value<R>(p), trace_value<R>(f), trace_value<R>(a), trace_value<R>(c),
+            trace_value<R>(s), trace_value<R>(c), trace_value<R>(s)};
   }
   [[nodiscard]] std::string name() const {
     return "positions_in_" + std::string(scalar_name<S>()) + "_" + std::string(scalar_name<C>());
@@ -312,15 +332,21 @@ class ggml_angle {
     const float t = angle_fp32(pos, band);
     return {std::cos(t) * mscale_, std::sin(t) * mscale_};
   }
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const { return trace_of(pos, band, angle_fp32(pos, band)); }
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const {
+    return trace_of<R>(pos, band, angle_fp32(pos, band));
+  }
   // trace(pos, band) given the angle fill_angles formed for (pos, band): no chain re-formed.
-  [[nodiscard]] angle_trace trace_at(std::int64_t pos, int band, float theta) const { return trace_of(pos, band, theta); }
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace_at(std::int64_t pos, int band, float theta) const {
+    return trace_of<R>(pos, band, theta);
+  }
   // trace() of every band at once (out.size() == bands()), through fill_angles.
   void trace_bands(std::int64_t pos, std::span<angle_trace> out) const {
     float theta = static_cast<float>(pos);
     for (int i = 0; i < bands_ && static_cast<std::size_t>(i) < out.size(); ++i) {
       if (i > 0) theta *= theta_scale_;
-      out[static_cast<std::size_t>(i)] = trace_of(pos, i, finish_angle(theta, i));
+      out[static_cast<std::size_t>(i)] = trace_of<long double>(pos, i, finish_angle(theta, i));
     }
   }
   [[nodiscard]] int bands() const { return bands_; }
@@ -340,9 +366,12 @@ class ggml_angle {
     const float ramp_mix = ramp_mix_of(band);
     return interp * (1.0f - ramp_mix) + theta * ramp_mix;
   }
-  [[nodiscard]] angle_trace trace_of(std::int64_t pos, int band, float t) const {
+  // inv_freq_used is the exact product of the chain's fp32 constants (long double); handed out as
+  // double it is rounded once (2^-53 relative, far below the fp32 errors it explains).
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace_of(std::int64_t pos, int band, float t) const {
     const float c = std::cos(t) * mscale_, s = std::sin(t) * mscale_;  // as cos_sin
-    return {static_cast<float>(pos), freq_used_[static_cast<std::size_t>(band)], t, c, s, c, s};
+    return {static_cast<float>(pos), static_cast<R>(freq_used_[static_cast<std::size_t>(band)]), t, c, s, c, s};
   }
 
   // The YaRN factor as the schedule reads it (an explicit factor wins; see schedule.hpp), so that
@@ -376,14 +405,15 @@ class cached {
   }
   // Inner's trace with the cached values as final; cos_raw stays Inner's first evaluation, so
   // cos_final - cos_raw covers Inner's own cast and the cache together.
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const
     requires requires(const Inner& i, std::int64_t p, int b) { i.trace(p, b); }
   {
     using inner_value = typename Inner::value_type;
-    angle_trace t = inner_.trace(pos, band);
-    // Inner's final values are exact in its value_type: narrowing them back is exact.
-    t.cos_final = scalar_traits<CacheT>::widen(convert<CacheT>(scalar_traits<inner_value>::narrow(t.cos_final)));
-    t.sin_final = scalar_traits<CacheT>::widen(convert<CacheT>(scalar_traits<inner_value>::narrow(t.sin_final)));
+    basic_angle_trace<R> t = inner_.template trace<R>(pos, band);
+    // Inner's final values are exact in its value_type (and in R): narrowing them back is exact.
+    t.cos_final = detail::trace_value<R>(convert<CacheT>(scalar_traits<inner_value>::narrow(t.cos_final)));
+    t.sin_final = detail::trace_value<R>(convert<CacheT>(scalar_traits<inner_value>::narrow(t.sin_final)));
     return t;
   }
   [[nodiscard]] int bands() const { return inner_.bands(); }
@@ -425,8 +455,9 @@ class fast_sincos_angle {
     const float af = angle_.frequencies().attention_factor;
     return {fast_cos(a) * af, fast_sin(a) * af};
   }
-  [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
-    angle_trace t = angle_.trace(pos, band);
+  template <class R = long double>
+  [[nodiscard]] basic_angle_trace<R> trace(std::int64_t pos, int band) const {
+    basic_angle_trace<R> t = angle_.template trace<R>(pos, band);
     const auto a = static_cast<float>(t.angle);  // exact: it is the fp32 angle, widened
     const float af = angle_.frequencies().attention_factor;
     t.cos_raw = t.cos_final = fast_cos(a) * af;

@@ -32,6 +32,9 @@ class exact_angle {
   }
   // The reference's own values: exact position, the MPFR frequency and angle (as double-double),
   // cos/sin * af in long double (raw) and rounded once to T (final).
+  // Always long double: the reference's values need its 64 bits (R = double is not offered).
+  template <class R = long double>
+    requires std::is_same_v<R, long double>
   [[nodiscard]] angle_trace trace(std::int64_t pos, int band) const {
     const auto cs = ref_->cos_sin(pos, band);
     const long double c = cs.cos.value() * af_, s = cs.sin.value() * af_;

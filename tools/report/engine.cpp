@@ -178,6 +178,14 @@ struct table_source {
   [[nodiscard]] cos_sin_pair<V> cos_sin(std::int64_t, int band) const { return table[band]; }
 };
 
+// A value known to be one of V's, held in M, back as V (no rounding, no long double on the way).
+template <class V, class M>
+[[nodiscard]] V exact_as(M x) {
+  if constexpr (std::is_floating_point_v<V>) return static_cast<V>(x);
+  else if constexpr (is_16bit_float_v<V>) return V(static_cast<float>(x));
+  else return scalar_traits<V>::narrow(static_cast<long double>(x));
+}
+
 // Every band's trace at one position: strategies that form all bands together (ggml's chain)
 // provide trace_bands.
 template <class S>
@@ -254,10 +262,10 @@ class typed_runner final : public runner {
     band_maxima mx;
     for (int band = 0; band < bands_; ++band) {
       const auto b = static_cast<std::size_t>(band);
-      angle_trace t;
-      if constexpr (forms_all_bands) t = s_.trace_at(ctx.pos, band, sv.formed[b]);
-      else t = s_.trace(ctx.pos, band);
-      sv.cur[b] = {vt::narrow(t.cos_final), vt::narrow(t.sin_final)};  // exact: they are V's values
+      basic_angle_trace<M> t;
+      if constexpr (forms_all_bands) t = s_.template trace_at<M>(ctx.pos, band, sv.formed[b]);
+      else t = s_.template trace<M>(ctx.pos, band);
+      sv.cur[b] = {exact_as<V>(t.cos_final), exact_as<V>(t.sin_final)};  // exact: they are V's values
       const auto angle = static_cast<M>(t.angle);
       if (sv.has_prev && angle == sv.prev_angle[b]) equal = true;
       sv.prev_angle[b] = angle;
@@ -272,7 +280,7 @@ class typed_runner final : public runner {
   }
 
  private:
-  void measure_band(const position_context& ctx, int band, const angle_trace& t, const state& sv, band_maxima& mx,
+  void measure_band(const position_context& ctx, int band, const basic_angle_trace<M>& t, const state& sv, band_maxima& mx,
                     std::span<double> band_max) const {
     constexpr M inf_m = std::numeric_limits<M>::infinity();
     constexpr M pi_m = std::numbers::pi_v<M>;
