@@ -1,0 +1,355 @@
+// tests/tensor_file_test.cpp — tools/audit/tensor_file.hpp: the safetensors and .npy readers.
+//
+// Valid files are written byte by byte here (no NumPy, no safetensors library) and must read back
+// bit for bit; the expected values are built with ldexp from their definitions, never by the
+// conversions under test. Every class of bad input throws input_error naming the file and the
+// problem, and a header claiming 2^60 elements in a tiny file is rejected without a large allocation
+// (measured by the replaced operator new below).
+#include "tensor_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+// The largest single allocation request since the last reset, to show that a lying header does
+// not make the reader allocate what the header claims.
+namespace {
+std::atomic<std::size_t> largest_request{0};
+}
+void* operator new(std::size_t n) {
+  std::size_t seen = largest_request.load(std::memory_order_relaxed);
+  while (n > seen && !largest_request.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {}
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+namespace fs = std::filesystem;
+using ropecheck::audit::dtype;
+using ropecheck::audit::input_error;
+using ropecheck::audit::read_npy;
+using ropecheck::audit::read_npy_dir;
+using ropecheck::audit::read_safetensors;
+using ropecheck::audit::tensor;
+
+// ---- writing files byte by byte ----
+
+std::string le(std::uint64_t v, int width) {
+  std::string s;
+  for (int i = 0; i < width; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
+  return s;
+}
+std::string le16s(std::initializer_list<std::uint16_t> v) { std::string s; for (auto x : v) s += le(x, 2); return s; }
+std::string le32s(std::initializer_list<std::uint32_t> v) { std::string s; for (auto x : v) s += le(x, 4); return s; }
+std::string le64s(std::initializer_list<std::uint64_t> v) { std::string s; for (auto x : v) s += le(x, 8); return s; }
+
+std::string safetensors_bytes(const std::string& header, const std::string& data) {
+  return le(header.size(), 8) + header + data;
+}
+// .npy of the given major version; the header is padded with spaces and '\n' to 64 bytes as NumPy does.
+std::string npy_bytes(int major, std::string dict, const std::string& data) {
+  const std::size_t len_width = major == 1 ? 2 : 4;
+  const std::size_t pre = 8 + len_width;
+  dict += ' ';
+  while ((pre + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  return std::string("\x93NUMPY", 6) + static_cast<char>(major) + '\0' + le(dict.size(), static_cast<int>(len_width)) + dict + data;
+}
+
+class TensorFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ropecheck_tensor_file_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& bytes) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return p;
+  }
+  fs::path dir_;
+};
+
+// f throws input_error whose message names the file and contains keyword.
+void expect_input_error(const std::function<void()>& f, const fs::path& file, const std::string& keyword) {
+  try {
+    f();
+    ADD_FAILURE() << "no input_error for " << file << " (expected \"" << keyword << "\")";
+  } catch (const input_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(file.string()), std::string::npos) << "message does not name the file: " << m;
+    EXPECT_NE(m.find(keyword), std::string::npos) << "message lacks \"" << keyword << "\": " << m;
+  }
+}
+void expect_safetensors_error(const fs::path& p, const std::string& keyword) {
+  expect_input_error([&] { (void)read_safetensors(p); }, p, keyword);
+}
+void expect_npy_error(const fs::path& p, const std::string& keyword, std::optional<dtype> bf16 = {}) {
+  expect_input_error([&] { (void)read_npy(p, bf16); }, p, keyword);
+}
+
+// Bitwise: +0 and -0 differ, NaN equals itself only as the same kind (checked separately).
+void expect_bits(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) { EXPECT_TRUE(std::isnan(got[i])) << "index " << i; continue; }
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(want[i]))
+        << "index " << i << ": got " << std::hexfloat << got[i] << " want " << want[i];
+  }
+}
+
+const double inf = std::numeric_limits<double>::infinity();
+const double nan = std::numeric_limits<double>::quiet_NaN();
+
+// bf16 bit patterns across regimes: 1, smallest and largest subnormal, -0, largest finite,
+// +-inf, NaN, and 1 + 2^-7 (last significand bit); expected values by definition.
+const std::string bf16_bits = le16s({0x3F80, 0x0001, 0x007F, 0x8000, 0x7F7F, 0x7F80, 0xFF80, 0x7FC1, 0x3F81});
+const std::vector<double> bf16_values = {1.0, std::ldexp(1.0, -133), std::ldexp(127.0, -133), -0.0,
+                                         std::ldexp(255.0, 120), inf, -inf, nan, 1.0 + std::ldexp(1.0, -7)};
+
+// ---- valid files read back exactly ----
+
+TEST_F(TensorFile, SafetensorsOfEverySupportedDtypeReadsBackBitForBit) {
+  const std::string f16 = le16s({0x3C00, 0x0001, 0x03FF, 0x8000, 0x7BFF, 0x7C00});
+  const std::string f32 = le32s({0x00000001, 0x3F800001, 0x7F7FFFFF, 0x80000000});
+  const std::string f64 = le64s({0x0000000000000001ull, 0x3FB999999999999Aull, 0x8000000000000000ull});
+  const std::string i32 = le32s({0x80000000u, 0xFFFFFFFFu, 0u, 0x7FFFFFFFu});
+  const std::string i64 = le64s({1ull << 53, static_cast<std::uint64_t>(-(std::int64_t{1} << 53)), 0ull, 123456789012345ull});
+  std::string data;
+  auto at = [&](const std::string& bytes) {
+    const std::string r = "[" + std::to_string(data.size()) + ", " + std::to_string(data.size() + bytes.size()) + "]";
+    data += bytes;
+    return r;
+  };
+  const std::string header = std::string("{\"__metadata__\": {\"format\": \"pt\"}, ") +
+      "\"bf\": {\"dtype\": \"BF16\", \"shape\": [3, 3], \"data_offsets\": " + at(bf16_bits) + "}, " +
+      "\"h\": {\"dtype\": \"F16\", \"shape\": [6], \"data_offsets\": " + at(f16) + "}, " +
+      "\"f\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": " + at(f32) + "}, " +
+      "\"d\": {\"dtype\": \"F64\", \"shape\": [3], \"data_offsets\": " + at(f64) + "}, " +
+      "\"i\": {\"dtype\": \"I32\", \"shape\": [4], \"data_offsets\": " + at(i32) + "}, " +
+      "\"pos\": {\"dtype\": \"I64\", \"shape\": [1, 4], \"data_offsets\": " + at(i64) + "}, " +
+      "\"empty\": {\"dtype\": \"F32\", \"shape\": [0, 5], \"data_offsets\": " + at("") + "}}  ";
+  const auto m = read_safetensors(write("all.safetensors", safetensors_bytes(header, data)));
+
+  ASSERT_EQ(m.size(), 7u);
+  EXPECT_EQ(m.at("bf").type, dtype::bf16);
+  EXPECT_EQ(m.at("bf").shape, (std::vector<std::int64_t>{3, 3}));
+  expect_bits(m.at("bf").values, bf16_values);
+  EXPECT_TRUE(m.at("bf").has_non_finite);
+
+  expect_bits(m.at("h").values, {1.0, std::ldexp(1.0, -24), std::ldexp(1023.0, -24), -0.0, 65504.0, inf});
+  EXPECT_TRUE(m.at("h").has_non_finite);
+  expect_bits(m.at("f").values, {std::ldexp(1.0, -149), 1.0 + std::ldexp(1.0, -23), std::ldexp(16777215.0, 104), -0.0});
+  EXPECT_FALSE(m.at("f").has_non_finite);
+  expect_bits(m.at("d").values, {std::numeric_limits<double>::denorm_min(), 0.1, -0.0});
+  expect_bits(m.at("i").values, {-2147483648.0, -1.0, 0.0, 2147483647.0});
+  EXPECT_EQ(m.at("pos").type, dtype::i64);
+  expect_bits(m.at("pos").values, {std::ldexp(1.0, 53), -std::ldexp(1.0, 53), 0.0, 123456789012345.0});
+  EXPECT_EQ(m.at("empty").shape, (std::vector<std::int64_t>{0, 5}));
+  EXPECT_TRUE(m.at("empty").values.empty());
+}
+
+TEST_F(TensorFile, NpyV1Float32ReadsBackInCOrder) {
+  const auto p = write("q.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+                                          le32s({0x3F800000, 0x40000000, 0x00000001, 0x80000000, 0x7FC00000, 0xBF800000})));
+  const tensor t = read_npy(p);
+  EXPECT_EQ(t.name, "q");
+  EXPECT_EQ(t.type, dtype::f32);
+  EXPECT_EQ(t.shape, (std::vector<std::int64_t>{2, 3}));
+  expect_bits(t.values, {1.0, 2.0, std::ldexp(1.0, -149), -0.0, nan, -1.0});
+  EXPECT_TRUE(t.has_non_finite);
+}
+
+TEST_F(TensorFile, NpyUint16DeclaredBfloat16ReadsBitPatternsIncludingSubnormalsZeroInfAndNaN) {
+  const auto p = write("k_bf16.npy", npy_bytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (9,), }", bf16_bits));
+  const tensor t = read_npy(p, dtype::bf16);
+  EXPECT_EQ(t.type, dtype::bf16);
+  expect_bits(t.values, bf16_values);
+  EXPECT_TRUE(t.has_non_finite);
+}
+
+TEST_F(TensorFile, NpyV2AndV3HeadersWithFourByteLengthRead) {
+  const auto p2 = write("pos.npy", npy_bytes(2, "{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }",
+                                             le64s({0, 1, 4095, 1ull << 40})));
+  const tensor t2 = read_npy(p2);
+  EXPECT_EQ(t2.type, dtype::i64);
+  expect_bits(t2.values, {0.0, 1.0, 4095.0, std::ldexp(1.0, 40)});
+  EXPECT_FALSE(t2.has_non_finite);
+
+  // v3 (utf-8 header), a 0-d scalar, double quotes and Python 2 long suffixes tolerated elsewhere.
+  const auto p3 = write("theta.npy", npy_bytes(3, "{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": ()}",
+                                               le64s({0x40C3880000000000ull})));
+  const tensor t3 = read_npy(p3);
+  EXPECT_TRUE(t3.shape.empty());
+  expect_bits(t3.values, {10000.0});
+
+  const auto ph = write("h.npy", npy_bytes(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (1L, 2L), }", le16s({0x0001, 0xFC00})));
+  expect_bits(read_npy(ph).values, {std::ldexp(1.0, -24), -inf});
+  const auto pi = write("i.npy", npy_bytes(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", le32s({0x80000000u, 7})));
+  expect_bits(read_npy(pi).values, {-2147483648.0, 7.0});
+}
+
+TEST_F(TensorFile, NpyDirReadsEveryNpyFileByStemAndSkipsOthers) {
+  write("q.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", le32s({0x3F800000})));
+  write("positions.npy", npy_bytes(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", le64s({3, 4})));
+  write("k.npy", npy_bytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", le16s({0x4000})));
+  write("README.txt", "not a tensor");
+  const auto m = read_npy_dir(dir_, dtype::bf16);
+  ASSERT_EQ(m.size(), 3u);
+  expect_bits(m.at("q").values, {1.0});
+  expect_bits(m.at("positions").values, {3.0, 4.0});
+  expect_bits(m.at("k").values, {2.0});
+  expect_input_error([&] { (void)read_npy_dir(dir_ / "README.txt"); }, dir_ / "README.txt", "not a directory");
+}
+
+// ---- bad input: one test per class ----
+
+TEST_F(TensorFile, I64PositionsBeyond2To53AreRejectedAsNotExact) {
+  const auto p = write("big.safetensors", safetensors_bytes(
+      "{\"pos\": {\"dtype\": \"I64\", \"shape\": [2], \"data_offsets\": [0, 16]}}", le64s({1, (1ull << 53) + 1})));
+  expect_safetensors_error(p, "2^53");
+  const auto n = write("bigneg.npy", npy_bytes(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+                                               le64s({static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::min())})));
+  expect_npy_error(n, "2^53");
+}
+
+TEST_F(TensorFile, TruncatedFilesAreRejected) {
+  expect_safetensors_error(write("short.safetensors", "\x10\x00\x00"), "truncated");
+  expect_safetensors_error(write("header.safetensors", le(200, 8) + "{\"a\": {}}"), "truncated");
+  // Data shorter than the offsets claim.
+  expect_safetensors_error(write("data.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}", le32s({1, 2}))), "out of the data buffer");
+  expect_npy_error(write("short.npy", std::string("\x93NUMPY\x01", 7)), "truncated");
+  expect_npy_error(write("header.npy", std::string("\x93NUMPY\x01\x00", 8) + le(500, 2) + "{'descr'"), "truncated");
+  expect_npy_error(write("data.npy", npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", le64s({1, 2}))),
+                   "truncated");
+  expect_npy_error(write("trailing.npy", npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", le64s({1, 2}))),
+                   "trailing");
+}
+
+TEST_F(TensorFile, AbsurdHeaderLengthsAreRejectedBeforeAllocating) {
+  largest_request = 0;
+  expect_safetensors_error(write("huge.safetensors", le(1ull << 40, 8) + "{}"), "absurd");
+  expect_npy_error(write("huge.npy", std::string("\x93NUMPY\x02\x00", 8) + le(0xFFFFFFFFu, 4) + "{}"), "absurd");
+  EXPECT_LT(largest_request.load(), std::size_t{1} << 20);
+}
+
+TEST_F(TensorFile, HeadersThatAreNotAJsonObjectOrLackFieldsOrHaveWrongTypesAreRejected) {
+  auto st = [&](const std::string& name, const std::string& header, const std::string& keyword) {
+    expect_safetensors_error(write(name, safetensors_bytes(header, std::string(16, '\0'))), keyword);
+  };
+  st("syntax.safetensors", "{\"a\": ", "not valid JSON");
+  st("array.safetensors", "[1, 2]", "not an object");
+  st("desc.safetensors", "{\"a\": 3}", "not an object");
+  st("nodtype.safetensors", "{\"a\": {\"shape\": [1], \"data_offsets\": [0, 4]}}", "missing field \"dtype\"");
+  st("noshape.safetensors", "{\"a\": {\"dtype\": \"F32\", \"data_offsets\": [0, 4]}}", "missing field \"shape\"");
+  st("nooffsets.safetensors", "{\"a\": {\"dtype\": \"F32\", \"shape\": [1]}}", "missing field \"data_offsets\"");
+  st("dtypetype.safetensors", "{\"a\": {\"dtype\": 7, \"shape\": [1], \"data_offsets\": [0, 4]}}", "wrong type");
+  st("shapetype.safetensors", "{\"a\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", "wrong type");
+  st("offsettype.safetensors", "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0]}}", "wrong type");
+  st("offsetneg.safetensors", "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [-4, 0]}}", "wrong type");
+  st("metadata.safetensors", "{\"__metadata__\": {\"k\": 1}}", "__metadata__");
+}
+
+TEST_F(TensorFile, UnknownDtypesAreRejected) {
+  expect_safetensors_error(write("u8.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}", "x")), "unknown dtype");
+  expect_npy_error(write("c8.npy", npy_bytes(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", le64s({0}))),
+                   "unknown dtype");
+}
+
+TEST_F(TensorFile, ShapesWithNegativeDimsOverflowOrDisagreeingWithOffsetsAreRejected) {
+  auto st = [&](const std::string& name, const std::string& shape, const std::string& offsets, const std::string& keyword) {
+    expect_safetensors_error(write(name, safetensors_bytes(
+        "{\"a\": {\"dtype\": \"F32\", \"shape\": " + shape + ", \"data_offsets\": " + offsets + "}}", std::string(16, '\0'))), keyword);
+  };
+  st("negative.safetensors", "[2, -2]", "[0, 16]", "negative");
+  st("overflow.safetensors", "[4294967296, 4294967296]", "[0, 16]", "overflows int64");
+  st("disagree.safetensors", "[3]", "[0, 16]", "disagrees with data_offsets");
+  // count * itemsize wraps to 16 bytes in uint64 (2^62 * 4 = 2^64): must still disagree.
+  st("wrap.safetensors", "[4611686018427387904, 1]", "[0, 16]", "disagrees with data_offsets");
+  expect_npy_error(write("negative.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", "")),
+                   "negative");
+  expect_npy_error(write("overflow.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", "")),
+                   "overflows int64");
+}
+
+TEST_F(TensorFile, OffsetsOutOfTheBufferReversedOrOverlappingAreRejected) {
+  const std::string data(16, '\0');
+  expect_safetensors_error(write("out.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [16, 20]}}", data)), "out of the data buffer");
+  expect_safetensors_error(write("reversed.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", data)), "begin");
+  expect_safetensors_error(write("overlap.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+      " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", data)), "overlapping");
+}
+
+TEST_F(TensorFile, NonFiniteDataIsReportedNotRejected) {
+  const auto p = write("nan.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}", le32s({0x7FC00000, 0x3F800000})));
+  const auto m = read_safetensors(p);
+  EXPECT_TRUE(m.at("a").has_non_finite);
+  EXPECT_TRUE(std::isnan(m.at("a").values[0]));
+}
+
+TEST_F(TensorFile, NpyBigEndianIsRejected) {
+  expect_npy_error(write("be.npy", npy_bytes(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", le32s({0}))),
+                   "big-endian");
+}
+
+TEST_F(TensorFile, NpyFortranOrderIsRejectedWithTheFix) {
+  expect_npy_error(write("fortran.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", le32s({0, 0, 0, 0}))),
+                   "Fortran order is not supported: save with np.ascontiguousarray");
+}
+
+TEST_F(TensorFile, NpyHeaderThatIsNotADictOrLacksKeysIsRejected) {
+  expect_npy_error(write("list.npy", npy_bytes(1, "['<f4', False, (1,)]", le32s({0}))), "not a Python dict");
+  expect_npy_error(write("noshape.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, }", le32s({0}))),
+                   "lacks the key 'shape'");
+  expect_npy_error(write("shapetype.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': 'x', }", le32s({0}))),
+                   "wrong type");
+  expect_npy_error(write("structured.npy", npy_bytes(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", le32s({0}))),
+                   "structured");
+  expect_npy_error(write("magic.npy", std::string("\x93NUMPZ\x01\x00", 8) + le(4, 2) + "{}  "), "magic");
+}
+
+TEST_F(TensorFile, NpyUint16WithoutADeclarationAsksForBf16) {
+  expect_npy_error(write("u2.npy", npy_bytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", le16s({0x3F80}))),
+                   "uint16 data: pass --bf16 or a sidecar if these are bfloat16 bit patterns");
+}
+
+TEST_F(TensorFile, AHeaderClaiming2To60ElementsInATinyFileFailsFastWithoutAllocating) {
+  const auto st = write("lie.safetensors", safetensors_bytes(
+      "{\"a\": {\"dtype\": \"BF16\", \"shape\": [1152921504606846976], \"data_offsets\": [0, 4]}}", "abcd"));
+  const auto np = write("lie.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1152921504606846976,), }", "abcdefgh"));
+  largest_request = 0;
+  const auto start = std::chrono::steady_clock::now();
+  expect_safetensors_error(st, "disagrees with data_offsets");
+  expect_npy_error(np, "truncated");
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(elapsed, std::chrono::seconds(1));
+  EXPECT_LT(largest_request.load(), std::size_t{1} << 20) << "largest single allocation in bytes";
+}
+
+}  // namespace

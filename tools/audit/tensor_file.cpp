@@ -1,0 +1,416 @@
+// tools/audit/tensor_file.cpp — safetensors and .npy readers; see tensor_file.hpp for the contract.
+#include "tensor_file.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+#include <utility>
+
+#include "ropecheck/scalar.hpp"
+
+namespace ropecheck::audit {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A JSON/dict header larger than this is not a tensor file (real ones are kilobytes).
+constexpr std::uint64_t max_header_bytes = 100ull * 1024 * 1024;
+// Integers of magnitude <= 2^53 are exact as double.
+constexpr std::int64_t max_exact_int = std::int64_t{1} << 53;
+
+// A file opened for reading at explicit offsets; every read is checked against its size first.
+class byte_file {
+ public:
+  explicit byte_file(fs::path path) : path_(std::move(path)) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path_, ec)) fail("not a regular file (or does not exist)");
+    size_ = fs::file_size(path_, ec);
+    if (ec) fail("cannot get file size: " + ec.message());
+    in_.open(path_, std::ios::binary);
+    if (!in_) fail("cannot open for reading");
+  }
+
+  [[noreturn]] void fail(const std::string& problem) const { throw input_error(path_, problem); }
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+
+  // n bytes at offset; `what` names the part for the truncation message.
+  std::vector<unsigned char> read(std::uint64_t offset, std::uint64_t n, std::string_view what) {
+    if (offset > size_ || n > size_ - offset)
+      fail("truncated: " + std::string(what) + " needs bytes [" + std::to_string(offset) + ", " +
+           std::to_string(offset + n) + ") but the file has " + std::to_string(size_) + " bytes");
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(n));
+    in_.seekg(static_cast<std::streamoff>(offset));
+    if (n > 0 && !in_.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(n)))
+      fail("read error in " + std::string(what));
+    return bytes;
+  }
+
+ private:
+  fs::path path_;
+  std::uint64_t size_ = 0;
+  std::ifstream in_;
+};
+
+// Little-endian unsigned integer of `width` bytes at p (independent of the host's byte order).
+std::uint64_t load_le(const unsigned char* p, std::size_t width) noexcept {
+  std::uint64_t v = 0;
+  for (std::size_t i = width; i-- > 0;) v = (v << 8) | p[i];
+  return v;
+}
+
+// product(shape), or a message if a dimension is negative or the product overflows int64.
+std::optional<std::string> element_count(const std::vector<std::int64_t>& shape, std::int64_t& count) {
+  count = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] < 0) return "shape has a negative dimension " + std::to_string(shape[i]) + " at axis " + std::to_string(i);
+  for (const std::int64_t d : shape)
+    if (__builtin_mul_overflow(count, d, &count)) return std::string("shape's element count overflows int64");
+  return std::nullopt;
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Decode count elements of type t from little-endian bytes into out (exact widening to double).
+// Called only after the caller checked bytes.size() == count * dtype_size(t).
+void decode(const byte_file& f, const std::string& name, dtype t, const std::vector<unsigned char>& bytes, tensor& out) {
+  const std::size_t w = dtype_size(t);
+  const std::size_t n = bytes.size() / w;
+  out.values.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t raw = load_le(bytes.data() + i * w, w);
+    double v = 0;
+    switch (t) {
+      case dtype::bf16:
+        v = scalar_traits<bfloat16>::widen(scalar_traits<bfloat16>::from_bits(static_cast<std::uint16_t>(raw)));
+        break;
+      case dtype::f16:
+        v = scalar_traits<float16>::widen(scalar_traits<float16>::from_bits(static_cast<std::uint16_t>(raw)));
+        break;
+      case dtype::f32: v = std::bit_cast<float>(static_cast<std::uint32_t>(raw)); break;
+      case dtype::f64: v = std::bit_cast<double>(raw); break;
+      case dtype::i32: v = static_cast<std::int32_t>(static_cast<std::uint32_t>(raw)); break;
+      case dtype::i64: {
+        const auto k = static_cast<std::int64_t>(raw);
+        if (k > max_exact_int || k < -max_exact_int)
+          f.fail("tensor '" + name + "': I64 value " + std::to_string(k) + " at flat index " + std::to_string(i) +
+                 " exceeds 2^53 in magnitude and is not exact as double");
+        v = static_cast<double>(k);
+        break;
+      }
+    }
+    if (!std::isfinite(v)) out.has_non_finite = true;
+    out.values[i] = v;
+  }
+}
+
+std::optional<dtype> safetensors_dtype(std::string_view s) {
+  if (s == "BF16") return dtype::bf16;
+  if (s == "F16") return dtype::f16;
+  if (s == "F32") return dtype::f32;
+  if (s == "F64") return dtype::f64;
+  if (s == "I32") return dtype::i32;
+  if (s == "I64") return dtype::i64;
+  return std::nullopt;
+}
+
+// ---- .npy header: a Python dict literal of str keys and str / bool / tuple-of-int values ----
+
+struct npy_value {
+  enum class kind { string, boolean, int_tuple } k = kind::string;
+  std::string s;
+  bool b = false;
+  std::vector<std::int64_t> ints;
+};
+
+class py_dict_parser {
+ public:
+  py_dict_parser(const byte_file& f, std::string_view text) : f_(f), t_(text) {}
+
+  std::map<std::string, npy_value> parse() {
+    std::map<std::string, npy_value> out;
+    skip_ws();
+    expect('{', "header is not a Python dict (no '{')");
+    skip_ws();
+    while (peek() != '}') {
+      std::string key = string_literal("a dict key");
+      skip_ws();
+      expect(':', "header dict: expected ':' after key '" + key + "'");
+      skip_ws();
+      npy_value v = value(key);
+      if (!out.emplace(key, std::move(v)).second) bad("header dict: duplicate key '" + key + "'");
+      skip_ws();
+      if (peek() == ',') { ++i_; skip_ws(); }
+      else if (peek() != '}') bad("header dict: expected ',' or '}' after the value of '" + key + "'");
+    }
+    ++i_;
+    skip_ws();
+    if (i_ != t_.size()) bad("header dict: unexpected text after '}'");
+    return out;
+  }
+
+ private:
+  [[noreturn]] void bad(const std::string& m) const { f_.fail(m); }
+  char peek() const {
+    if (i_ >= t_.size()) bad("header is not a Python dict (ends early)");
+    return t_[i_];
+  }
+  void skip_ws() { while (i_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[i_]))) ++i_; }
+  void expect(char c, const std::string& m) { if (peek() != c) bad(m); ++i_; }
+
+  std::string string_literal(std::string_view what) {
+    const char q = peek();
+    if (q != '\'' && q != '"') bad("header dict: expected a string for " + std::string(what));
+    ++i_;
+    std::string s;
+    while (peek() != q) {
+      if (t_[i_] == '\\') bad("header dict: escape sequences in strings are not supported");
+      s += t_[i_++];
+    }
+    ++i_;
+    return s;
+  }
+
+  npy_value value(const std::string& key) {
+    npy_value v;
+    const char c = peek();
+    if (c == '\'' || c == '"') { v.k = npy_value::kind::string; v.s = string_literal("the value of '" + key + "'"); return v; }
+    if (t_.substr(i_, 4) == "True") { v.k = npy_value::kind::boolean; v.b = true; i_ += 4; return v; }
+    if (t_.substr(i_, 5) == "False") { v.k = npy_value::kind::boolean; v.b = false; i_ += 5; return v; }
+    if (c == '(') {
+      v.k = npy_value::kind::int_tuple;
+      ++i_;
+      skip_ws();
+      while (peek() != ')') {
+        v.ints.push_back(integer(key));
+        if (v.ints.size() > 64) bad("header dict: '" + key + "' has more than 64 dimensions");
+        skip_ws();
+        if (peek() == ',') { ++i_; skip_ws(); }
+        else if (peek() != ')') bad("header dict: expected ',' or ')' in the tuple of '" + key + "'");
+      }
+      ++i_;
+      return v;
+    }
+    bad("header dict: unsupported value for '" + key + "' (structured dtypes and lists are not supported)");
+  }
+
+  std::int64_t integer(const std::string& key) {
+    bool neg = false;
+    if (peek() == '-') { neg = true; ++i_; }
+    if (!std::isdigit(static_cast<unsigned char>(peek()))) bad("header dict: expected an integer in '" + key + "'");
+    std::int64_t v = 0;
+    bool overflow = false;
+    while (i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_]))) {
+      overflow |= __builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, t_[i_] - '0', &v);
+      ++i_;
+    }
+    if (i_ < t_.size() && t_[i_] == 'L') ++i_;  // Python 2 long literal
+    if (overflow) bad("shape's element count overflows int64 (a dimension of '" + key + "' does not fit)");
+    return neg ? -v : v;
+  }
+
+  const byte_file& f_;
+  std::string_view t_;
+  std::size_t i_ = 0;
+};
+
+}  // namespace
+
+std::string_view dtype_name(dtype t) noexcept {
+  switch (t) {
+    case dtype::bf16: return "BF16";
+    case dtype::f16: return "F16";
+    case dtype::f32: return "F32";
+    case dtype::f64: return "F64";
+    case dtype::i32: return "I32";
+    case dtype::i64: return "I64";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(dtype t) noexcept {
+  switch (t) {
+    case dtype::bf16: case dtype::f16: return 2;
+    case dtype::f32: case dtype::i32: return 4;
+    case dtype::f64: case dtype::i64: return 8;
+  }
+  return 0;
+}
+
+input_error::input_error(const std::filesystem::path& f, const std::string& problem)
+    : std::runtime_error(f.string() + ": " + problem), file(f) {}
+
+std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path) {
+  byte_file f(path);
+  const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
+  if (header_len > max_header_bytes)
+    f.fail("header length " + std::to_string(header_len) + " is absurd (more than 100 MB)");
+  if (header_len > f.size() - 8)
+    f.fail("truncated: header length " + std::to_string(header_len) + " is larger than the " +
+           std::to_string(f.size() - 8) + " bytes after the length field");
+  const auto header_bytes = f.read(8, header_len, "the JSON header");
+  const std::uint64_t buffer_start = 8 + header_len;
+  const std::uint64_t buffer_size = f.size() - buffer_start;
+
+  const json header = json::parse(header_bytes.begin(), header_bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded()) f.fail("header is not valid JSON");
+  if (!header.is_object()) f.fail("header JSON is not an object");
+
+  struct entry { std::string name; dtype type; std::vector<std::int64_t> shape; std::uint64_t begin, end; };
+  std::vector<entry> entries;
+  for (const auto& [name, desc] : header.items()) {
+    const std::string where = "tensor '" + name + "': ";
+    if (name == "__metadata__") {
+      if (!desc.is_object()) f.fail("__metadata__ is not an object");
+      for (const auto& [k, v] : desc.items())
+        if (!v.is_string()) f.fail("__metadata__ value for '" + k + "' is not a string");
+      continue;
+    }
+    if (!desc.is_object()) f.fail(where + "description is not an object");
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!desc.contains(key)) f.fail(where + "missing field \"" + key + "\"");
+    const json& jt = desc["dtype"];
+    const json& js = desc["shape"];
+    const json& jo = desc["data_offsets"];
+    if (!jt.is_string()) f.fail(where + "field \"dtype\" has the wrong type (want a string)");
+    const auto t = safetensors_dtype(jt.get_ref<const std::string&>());
+    if (!t) f.fail(where + "unknown dtype \"" + jt.get<std::string>() + "\" (supported: BF16 F16 F32 F64 I32 I64)");
+    if (!js.is_array()) f.fail(where + "field \"shape\" has the wrong type (want an array of integers)");
+    std::vector<std::int64_t> shape;
+    for (const json& d : js) {
+      if (d.is_number_unsigned()) {
+        if (d.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+          f.fail(where + "shape's element count overflows int64 (a dimension does not fit)");
+        shape.push_back(static_cast<std::int64_t>(d.get<std::uint64_t>()));
+      } else if (d.is_number_integer()) {
+        shape.push_back(d.get<std::int64_t>());
+      } else {
+        f.fail(where + "field \"shape\" has the wrong type (want an array of integers)");
+      }
+    }
+    std::int64_t count = 0;
+    if (auto problem = element_count(shape, count)) f.fail(where + *problem);
+    if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
+      f.fail(where + "field \"data_offsets\" has the wrong type (want [begin, end], non-negative integers)");
+    const auto begin = jo[0].get<std::uint64_t>(), end = jo[1].get<std::uint64_t>();
+    if (begin > end) f.fail(where + "data_offsets begin " + std::to_string(begin) + " > end " + std::to_string(end));
+    if (end > buffer_size)
+      f.fail(where + "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+             ") out of the data buffer of " + std::to_string(buffer_size) + " bytes (truncated file?)");
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<std::uint64_t>(count), dtype_size(*t), &bytes) || bytes != end - begin)
+      f.fail(where + "shape " + shape_string(shape) + " of " + std::string(dtype_name(*t)) + " disagrees with data_offsets size " +
+             std::to_string(end - begin) + " bytes");
+    entries.push_back({name, *t, std::move(shape), begin, end});
+  }
+
+  // Overlap: sort by begin; each non-empty range must start at or after the previous one ends.
+  std::vector<const entry*> order;
+  for (const auto& e : entries) if (e.end > e.begin) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const entry* a, const entry* b) { return a->begin < b->begin; });
+  for (std::size_t i = 1; i < order.size(); ++i)
+    if (order[i]->begin < order[i - 1]->end)
+      f.fail("tensors '" + order[i - 1]->name + "' and '" + order[i]->name + "' have overlapping data_offsets");
+
+  std::map<std::string, tensor> out;
+  for (auto& e : entries) {
+    // Sizes were checked against the buffer above, so these allocations are backed by the file.
+    const auto bytes = f.read(buffer_start + e.begin, e.end - e.begin, "tensor '" + e.name + "'");
+    tensor t{e.name, e.type, std::move(e.shape), {}, false};
+    decode(f, e.name, e.type, bytes, t);
+    out.emplace(e.name, std::move(t));
+  }
+  return out;
+}
+
+tensor read_npy(const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
+  byte_file f(path);
+  if (declared_bf16 && *declared_bf16 != dtype::bf16)
+    f.fail("only bfloat16 can be declared for uint16 data, not " + std::string(dtype_name(*declared_bf16)));
+  const auto pre = f.read(0, 8, "the .npy magic and version");
+  if (std::memcmp(pre.data(), "\x93NUMPY", 6) != 0) f.fail("not a .npy file (bad magic)");
+  const int major = pre[6];
+  if (major < 1 || major > 3)
+    f.fail("unsupported .npy version " + std::to_string(major) + "." + std::to_string(pre[7]) + " (want 1.0, 2.0 or 3.0)");
+  const std::uint64_t len_width = major == 1 ? 2 : 4;
+  const std::uint64_t header_len = load_le(f.read(8, len_width, "the header length").data(), len_width);
+  const std::uint64_t header_start = 8 + len_width;
+  if (header_len > max_header_bytes)
+    f.fail("header length " + std::to_string(header_len) + " is absurd (more than 100 MB)");
+  if (header_len > f.size() - header_start)
+    f.fail("truncated: header length " + std::to_string(header_len) + " is larger than the " +
+           std::to_string(f.size() - header_start) + " bytes after the length field");
+  const auto hb = f.read(header_start, header_len, "the header");
+  const std::string text(hb.begin(), hb.end());
+
+  const auto dict = py_dict_parser(f, text).parse();
+  for (const char* key : {"descr", "fortran_order", "shape"})
+    if (!dict.contains(key)) f.fail(std::string("header dict lacks the key '") + key + "'");
+  if (dict.size() != 3) f.fail("header dict has keys other than 'descr', 'fortran_order' and 'shape'");
+  const npy_value& descr = dict.at("descr");
+  const npy_value& fortran = dict.at("fortran_order");
+  const npy_value& shape_v = dict.at("shape");
+  if (descr.k != npy_value::kind::string) f.fail("header 'descr' has the wrong type (want a string)");
+  if (fortran.k != npy_value::kind::boolean) f.fail("header 'fortran_order' has the wrong type (want True or False)");
+  if (shape_v.k != npy_value::kind::int_tuple) f.fail("header 'shape' has the wrong type (want a tuple of integers)");
+  if (fortran.b) f.fail("Fortran order is not supported: save with np.ascontiguousarray");
+
+  const std::string& d = descr.s;
+  if (!d.empty() && d[0] == '>')
+    f.fail("big-endian descr '" + d + "' is not supported: save with arr.astype(arr.dtype.newbyteorder('<'))");
+  dtype t{};
+  if (d == "<f2") t = dtype::f16;
+  else if (d == "<f4") t = dtype::f32;
+  else if (d == "<f8") t = dtype::f64;
+  else if (d == "<i4") t = dtype::i32;
+  else if (d == "<i8") t = dtype::i64;
+  else if (d == "<u2") {
+    if (!declared_bf16) f.fail("uint16 data: pass --bf16 or a sidecar if these are bfloat16 bit patterns");
+    t = dtype::bf16;
+  } else {
+    f.fail("unknown dtype descr '" + d + "' (supported: <f2 <f4 <f8 <i4 <i8, and <u2 as bfloat16)");
+  }
+
+  std::int64_t count = 0;
+  if (auto problem = element_count(shape_v.ints, count)) f.fail(*problem);
+  const std::uint64_t data_start = header_start + header_len;
+  const std::uint64_t available = f.size() - data_start;
+  std::uint64_t bytes = 0;
+  const bool overflow = __builtin_mul_overflow(static_cast<std::uint64_t>(count), dtype_size(t), &bytes);
+  if (overflow || bytes > available)
+    f.fail("truncated: shape " + shape_string(shape_v.ints) + " of " + d + " needs " +
+           (overflow ? std::string("more than 2^64") : std::to_string(bytes)) + " data bytes but the file has " +
+           std::to_string(available));
+  if (bytes < available)
+    f.fail(std::to_string(available - bytes) + " trailing bytes after the data of shape " + shape_string(shape_v.ints));
+
+  tensor out{path.stem().string(), t, shape_v.ints, {}, false};
+  decode(f, out.name, t, f.read(data_start, bytes, "the data"), out);
+  return out;
+}
+
+std::map<std::string, tensor> read_npy_dir(const std::filesystem::path& dir, std::optional<dtype> declared_bf16) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw input_error(dir, "not a directory");
+  std::map<std::string, tensor> out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file() || e.path().extension() != ".npy") continue;
+    tensor t = read_npy(e.path(), declared_bf16);
+    out.emplace(t.name, std::move(t));
+  }
+  if (ec) throw input_error(dir, "cannot list directory: " + ec.message());
+  return out;
+}
+
+}  // namespace ropecheck::audit

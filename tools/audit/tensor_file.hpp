@@ -1,0 +1,64 @@
+// tools/audit/tensor_file.hpp — the input readers of `ropecheck audit`: safetensors and NumPy .npy.
+//
+// Contract: every value is converted to double exactly. bf16/f16/f32/f64 widen exactly; i32 does;
+// i64 does below 2^53 in magnitude, and a larger magnitude is an input_error (a position that
+// double cannot hold is not a position we can audit). NaN and infinities are not errors here: they
+// are kept bit for bit (the sign of -0 too) and flagged in tensor::has_non_finite.
+//
+// Bad input never crashes and never allocates more than the file can back: every size read from a
+// header (header length, shape, offsets) is checked against the file size before anything is
+// allocated. Each rejection is an input_error whose message starts with the file name.
+//
+// The json header stays inside tensor_file.cpp (STYLE.md: heavy headers out of include paths).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ropecheck::audit {
+
+enum class dtype { bf16, f16, f32, f64, i32, i64 };
+
+// "BF16", "F16", ... — the safetensors spelling, also used in messages.
+[[nodiscard]] std::string_view dtype_name(dtype t) noexcept;
+// Bytes per element in the file.
+[[nodiscard]] std::size_t dtype_size(dtype t) noexcept;
+
+struct tensor {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::int64_t> shape;  // row-major (C order); empty = a scalar with one element
+  std::vector<double> values;       // product(shape) values, exactly as stored
+  bool has_non_finite = false;      // some value is NaN or +-inf
+};
+
+// A file that cannot be read as what it claims to be. what() = "<file>: <problem>".
+struct input_error : std::runtime_error {
+  input_error(const std::filesystem::path& file, const std::string& problem);
+  std::filesystem::path file;
+};
+
+// safetensors: u64 LE header length N, N bytes of JSON
+//   {name: {"dtype": "BF16"|"F16"|"F32"|"F64"|"I32"|"I64", "shape": [...], "data_offsets": [b, e]},
+//    "__metadata__": {string: string} (optional)},
+// then the data buffer; offsets are relative to the buffer start, must lie inside it, must not
+// overlap, and e - b must equal product(shape) * itemsize. Gaps between tensors are tolerated.
+[[nodiscard]] std::map<std::string, tensor> read_safetensors(const std::filesystem::path& file);
+
+// NumPy .npy v1.0/2.0/3.0, C order, little-endian descr '<f2' '<f4' '<f8' '<i4' '<i8', and '<u2'
+// only when declared_bf16 == dtype::bf16 (bfloat16 bit patterns saved as uint16, which is how
+// NumPy stores bf16). declared_bf16 affects '<u2' files only, so one flag can cover a directory
+// that also holds f32 values and i64 positions. The tensor's name is the file stem.
+[[nodiscard]] tensor read_npy(const std::filesystem::path& file, std::optional<dtype> declared_bf16 = {});
+
+// Every regular file *.npy directly in dir (not recursive), keyed by file stem.
+[[nodiscard]] std::map<std::string, tensor> read_npy_dir(const std::filesystem::path& dir,
+                                                         std::optional<dtype> declared_bf16 = {});
+
+}  // namespace ropecheck::audit
