@@ -1,0 +1,721 @@
+// tools/audit/diagnose.cpp — see diagnose.hpp for the contract.
+//
+// Notation: p the claimed position of a token, theta_i the exact frequency of band i (reference),
+// af the exact attention factor, T the dump dtype with unit roundoff u_T = 2^-digits(T) and
+// eps_T = 2 u_T (one ulp at 1), z = x_a + i x_b the complex view of a rotated pair.
+//
+// 1. Judging (every element).
+//    y* = rope_reference::rotate(p, x) per head (exact to ~2^-100). For a rotated pair the error
+//    of each component is |y - y*| / (af (|x_a| + |x_b|)), the normalisation of
+//    tests/error_model.hpp; a pass-through coordinate (>= rotary_dim) is measured relative to
+//    |x_j|. The allowance per element follows the same error model for a careful implementation:
+//      angle    k u_A |p theta_i|   angles formed in A = fp32 (fp64 for float64 dumps, and for
+//               every dtype in strict mode); k = k_freq + k_pos + 1, k_freq the fp32 inv_freq bound
+//               (pow 2u, reciprocal 1u, e ln(base) when d is not a power of two, a non-representable
+//               base, and a conservative envelope of the scaling rules' extra steps/amplifiers), or
+//               ggml's repeated-product bound i ((2/d) ln base + 3) + 2 when that is larger
+//      cos/sin  3 u_T   libm cos/sin (< 1 ulp = 2u) and the multiply by af, or one rounding of a
+//               cos/sin cache into T
+//      rotation 2 u_T + 4 u_T^2   two products and a sum in T (conservative for fp32 compute)
+//      store    u_T when T is a 16-bit type (compute in fp32, store once in T)
+//    pass iff every element is within its allowance (and finite).
+//
+// 2. Diagnosis. For a pairing (layout, rotary dim) and each (token, band) the complex gain
+//      g = sum_h conj(z_x) z_y / sum_h |z_x|^2       (least squares over the heads)
+//    is af e^{i p theta} for a correct implementation: arg g is the implied angle, |g| the
+//    implied attention factor, and the residual sum_h |z_y - g z_x|^2 / sum_h |z_y|^2 says
+//    whether the pairs really rotate rigidly (the same rotation for every head). Tests, each
+//    producing a finding with figures:
+//      pairing      the (layout, rotary_dim in {claimed, head_dim}) whose median residual is
+//                   lowest; a different one that is 10x better -> layout_swapped / rotary_dim_wrong
+//                   (also: coordinates past the claimed rotary_dim changed -> rotary_dim_wrong)
+//      magnitude    median |g| constant (MAD small) but != af -> attention_factor_wrong
+//                   (missing when ~1, applied twice when ~af^2)
+//      positions    per token, the position p' that best explains all bands' angles with the
+//                   claimed theta (windings of the slowest band enumerated, refined band by band,
+//                   slow to fast, every angle difference reduced to (-pi, pi]). When every token is
+//                   explained (rms residual < 0.1 rad): all p' equal -> positions_constant;
+//                   p' - p the same k -> positions_offset by k; p' = bf16(p) / fp16(p) at every
+//                   token -> positions_low_precision
+//      frequencies  otherwise, per band a line fit of the angles against p (unwrapped token by
+//                   token in increasing p, each step reduced to (-pi, pi] around the current fit)
+//                   gives theta'_i: theta'_i = bf16/fp16(fp32 theta_i) in >= 90% of bands ->
+//                   inv_freq_low_precision; frequencies of the claimed base over head_dim ->
+//                   rotary_dim_wrong; base^(-2i/d) with base from theta'_1/theta'_0 -> base_wrong
+//      cos/sin      the relative cos/sin error |g / (|g|_med e^{i p theta}) - 1| at small positions
+//                   (p < 64, where fp32 angles are exact to ~1e-5): above 16 u_T and 1e-4 -> a
+//                   cos/sin error independent of p; implied cos and sin on the bf16/fp16 grid ->
+//                   cos_sin_low_precision, else fast_sincos
+//      drift        angle error vs the exact angle, as a multiple of u_f32 |p theta| and in tokens
+//                   (|error| / theta_i): angle_drift_fp32 when the only excess is of that size
+//                   (a warning on a pass, a failure for float64 dumps or in strict mode)
+//    Limitations: one head gives no rigidity test (pairing is then taken as claimed); the line fit
+//    needs positions dense enough at their start to unwrap (e.g. 0..63 before 1000s).
+#include "diagnose.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <limits>
+#include <numbers>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <stdexcept>
+
+#include "ropecheck/reference/reference.hpp"
+#include "ropecheck/rope.hpp"
+#include "ropecheck/scalar.hpp"
+
+namespace ropecheck::audit {
+namespace {
+
+using cplx = std::complex<double>;
+constexpr double kPi = std::numbers::pi;
+constexpr double kU32 = 0x1p-24;
+
+struct dtype_info {
+  int digits;
+  bool narrow16;
+};
+
+dtype_info info_of(const std::string& s) {
+  if (s == "float32") return {24, false};
+  if (s == "float64") return {53, false};
+  if (s == "bfloat16") return {8, true};
+  if (s == "float16") return {11, true};
+  throw std::invalid_argument("audit: unknown dtype '" + s + "' (float32, bfloat16, float16, float64)");
+}
+
+// x reduced to (-pi, pi].
+double wrap(double x) {
+  double r = std::remainder(x, 2 * kPi);
+  if (r <= -kPi) r += 2 * kPi;
+  return r;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+std::string fmt(const char* f, auto... a) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return buf;
+}
+
+// v rounded to a floating-point grid of `digits` significant bits (round to nearest even).
+double round_to_digits(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  if (digits == 8) return static_cast<double>(static_cast<float>(scalar_traits<bfloat16>::narrow(v)));
+  if (digits == 11) return static_cast<double>(static_cast<float>(scalar_traits<float16>::narrow(v)));
+  if (digits == 24) return static_cast<double>(static_cast<float>(v));
+  return v;
+}
+const char* grid_name(int digits) { return digits == 8 ? "bfloat16" : "float16"; }
+// |v - grid(v)| in ulps of the grid at v.
+double grid_distance(double v, int digits) {
+  if (v == 0) return 0;
+  const double ulp = std::ldexp(1.0, std::ilogb(v) - (digits - 1));
+  return std::fabs(v - round_to_digits(v, digits)) / ulp;
+}
+
+// k_freq of the fp32 (or fp64) inv_freq computation, in units of u of the angle type: the shape
+// of tests/error_model.hpp's bound_hf, with a conservative envelope for the scaling rules.
+double k_freq(const rope_config& c, int band, bool fp32) {
+  const int d = c.rotary_dim;
+  const double e = 2.0 * band / d;
+  const bool pow2 = d > 0 && (d & (d - 1)) == 0;
+  const double base_inexact = fp32 && static_cast<double>(static_cast<float>(c.base)) != c.base ? 1.0 : 0.0;
+  double rho = 2.0 /*pow*/ + 1.0 /*reciprocal*/ + (pow2 ? 0.0 : e * std::log(c.base)) + e * base_inexact;
+  const double s = std::max(c.factor, 1.0);
+  switch (c.scaling) {
+    case scaling_kind::none: break;
+    case scaling_kind::linear: rho += 2; break;
+    case scaling_kind::ntk:
+    case scaling_kind::dynamic_ntk:
+      rho += 3 + e * (4 + 2 * std::log(s) + std::log(c.base) * (pow2 ? 0.0 : 1.0));
+      break;
+    case scaling_kind::yarn:
+    case scaling_kind::llama3: rho += 6 + (s - 1) * (2 * rho + 16); break;
+    case scaling_kind::longrope: rho += 3; break;
+  }
+  // ggml forms theta_i by i repeated fp32 products with theta_scale = powf(base, -2/d): its bound
+  // (tests/error_model.hpp section 3) grows with the band; DESIGN counts it as a careful fp32
+  // implementation whose drift is a warning, so the fp32 allowance covers it too.
+  if (fp32) rho = std::max(rho, band * ((2.0 / d) * std::log(c.base) + 3.0) + 2.0 + (rho - 3.0));
+  return rho;
+}
+
+struct cell {
+  cplx g{0, 0};
+  double resid = 0;  // relative squared residual of the rigid fit over heads
+  bool ok = false;   // the pair has a non-negligible input
+};
+
+// Complex gain per (token, band) for a pairing; bands = rd / 2.
+std::vector<cell> gains(const dump& d, layout lay, int rd) {
+  const rope_geometry geo{d.head_dim, rd, lay};
+  const int nb = rd / 2;
+  std::vector<cell> out(static_cast<std::size_t>(d.tokens) * nb);
+  const auto hd = static_cast<std::size_t>(d.head_dim);
+  for (int t = 0; t < d.tokens; ++t)
+    for (int i = 0; i < nb; ++i) {
+      const auto [ia, ib] = geo.pair_of(i);
+      cplx num{0, 0};
+      double den = 0, ny = 0;
+      auto z = [&](const std::vector<double>& v, int h) {
+        const std::size_t o = (static_cast<std::size_t>(t) * d.heads + h) * hd;
+        return cplx{v[o + ia], v[o + ib]};
+      };
+      for (int h = 0; h < d.heads; ++h) {
+        const cplx zx = z(d.x, h), zy = z(d.y, h);
+        num += std::conj(zx) * zy;
+        den += std::norm(zx);
+        ny += std::norm(zy);
+      }
+      cell& c = out[static_cast<std::size_t>(t) * nb + i];
+      if (!(den > 0) || !std::isfinite(ny)) continue;
+      c.g = num / den;
+      double r = 0;
+      for (int h = 0; h < d.heads; ++h) r += std::norm(z(d.y, h) - c.g * z(d.x, h));
+      c.resid = ny > 0 ? r / ny : 0;
+      c.ok = true;
+    }
+  return out;
+}
+
+std::vector<double> thetas(const reference::rope_reference& r) {
+  std::vector<double> th(static_cast<std::size_t>(r.bands()));
+  for (int i = 0; i < r.bands(); ++i) th[static_cast<std::size_t>(i)] = static_cast<double>(r.inv_freq(i).value());
+  return th;
+}
+
+struct implied {
+  double p = 0;
+  double resid = std::numeric_limits<double>::infinity();  // weighted rms angle residual (rad)
+};
+
+// The position that best explains the angles a_i of one token with frequencies theta_i.
+implied implied_position(const std::vector<double>& a, const std::vector<double>& w, const std::vector<double>& th,
+                         double pmax) {
+  std::vector<int> order;
+  for (int i = 0; i < static_cast<int>(th.size()); ++i)
+    if (th[static_cast<std::size_t>(i)] > 0 && w[static_cast<std::size_t>(i)] > 0) order.push_back(i);
+  implied best;
+  if (order.empty()) return best;
+  std::sort(order.begin(), order.end(), [&](int l, int r) { return th[static_cast<std::size_t>(l)] < th[static_cast<std::size_t>(r)]; });
+  const auto bs = static_cast<std::size_t>(order.front());
+  const double period = 2 * kPi / th[bs];
+  const long kmax = std::min<long>(static_cast<long>(std::ceil(pmax / period)) + 1, 20000);
+  for (long k = -kmax; k <= kmax; ++k) {
+    double p = (a[bs] + 2 * kPi * static_cast<double>(k)) / th[bs];
+    if (std::fabs(p) > pmax + period) continue;
+    for (int i : order) p += wrap(a[static_cast<std::size_t>(i)] - p * th[static_cast<std::size_t>(i)]) / th[static_cast<std::size_t>(i)];
+    double s = 0, sw = 0;
+    for (int i : order) {
+      const double r = wrap(a[static_cast<std::size_t>(i)] - p * th[static_cast<std::size_t>(i)]);
+      s += w[static_cast<std::size_t>(i)] * r * r;
+      sw += w[static_cast<std::size_t>(i)];
+    }
+    const double rms = std::sqrt(s / sw);
+    if (rms < best.resid) best = {p, rms};
+  }
+  return best;
+}
+
+struct line {
+  double slope = 0, intercept = 0, rms = 0;
+  bool ok = false;
+};
+
+// Angles of one band against position, unwrapped in increasing position around the running fit.
+line fit_band(const std::vector<std::pair<double, double>>& pts_sorted, double slope0) {
+  line L;
+  L.slope = slope0;
+  double n = 0, sp = 0, sf = 0, spp = 0, spf = 0;
+  std::vector<std::pair<double, double>> unwrapped;
+  for (const auto& [p, a] : pts_sorted) {
+    const double pred = L.slope * p + L.intercept;
+    const double phi = pred + wrap(a - pred);
+    unwrapped.emplace_back(p, phi);
+    n += 1, sp += p, sf += phi, spp += p * p, spf += p * phi;
+    const double det = n * spp - sp * sp;
+    if (n >= 2 && det > 0) {
+      L.slope = (n * spf - sp * sf) / det;
+      L.intercept = (sf - L.slope * sp) / n;
+    } else {
+      L.intercept = phi - L.slope * p;
+    }
+  }
+  double s = 0;
+  for (const auto& [p, phi] : unwrapped) s += (phi - L.slope * p - L.intercept) * (phi - L.slope * p - L.intercept);
+  L.rms = unwrapped.empty() ? 0 : std::sqrt(s / static_cast<double>(unwrapped.size()));
+  L.ok = n >= 2;
+  return L;
+}
+
+void add(verdict& v, std::string cls, std::string sentence, double conf) {
+  v.findings.push_back({std::move(cls), std::move(sentence), conf});
+}
+
+}  // namespace
+
+verdict audit(const dump& d, const rope_config& claimed, const audit_options& opt) {
+  const dtype_info T = info_of(d.dtype);
+  const auto n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) * static_cast<std::size_t>(d.head_dim);
+  if (d.tokens <= 0 || d.heads <= 0 || d.head_dim <= 0 || d.x.size() != n || d.y.size() != n ||
+      d.positions.size() != static_cast<std::size_t>(d.tokens))
+    throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
+  if (d.head_dim != claimed.head_dim)
+    throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
+
+  const reference::rope_reference ref(claimed);
+  const rope_geometry geo = rope_geometry::of(claimed);
+  const int nb = claimed.bands();
+  const double af = static_cast<double>(ref.attention_factor().value());
+  const std::vector<double> theta = thetas(ref);
+  const double uT = std::ldexp(1.0, -T.digits), epsT = 2 * uT;
+  const bool fp32_angles = !opt.strict && T.digits < 53;
+  const double uA = fp32_angles ? kU32 : 0x1p-53;
+  const int angle_digits = fp32_angles ? 24 : 53;
+  std::vector<double> kf(static_cast<std::size_t>(nb));
+  for (int i = 0; i < nb; ++i) kf[static_cast<std::size_t>(i)] = k_freq(claimed, i, fp32_angles);
+  const double tol_fixed = 3 * uT + 2 * uT + 4 * uT * uT + (T.narrow16 ? uT : 0.0);
+
+  // ---- 1. judge -------------------------------------------------------------------------------
+  verdict v;
+  double worst_ratio = -1, worst_tol = 0, max_rel = -1, max_rel_tol = 0;
+  std::int64_t worst_pos = 0;
+  int worst_band = -1;
+  bool needed_angle_allowance = false;  // some element exceeds the allowance without the angle term
+  const auto hd = static_cast<std::size_t>(d.head_dim);
+  std::vector<reference::dd> ys(hd);
+  for (int t = 0; t < d.tokens; ++t) {
+    const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
+    const double kpos = std::fabs(static_cast<double>(p)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
+    std::vector<double> tol_band(static_cast<std::size_t>(nb)), ang(static_cast<std::size_t>(nb));
+    for (int i = 0; i < nb; ++i) {
+      ang[static_cast<std::size_t>(i)] = (kf[static_cast<std::size_t>(i)] + kpos + 1) * uA *
+                                         std::fabs(static_cast<double>(ref.angle(p, i).value()));
+      tol_band[static_cast<std::size_t>(i)] = ang[static_cast<std::size_t>(i)] + tol_fixed;
+    }
+    for (int h = 0; h < d.heads; ++h) {
+      const std::size_t o = (static_cast<std::size_t>(t) * d.heads + h) * hd;
+      const std::span<const double> xh(d.x.data() + o, hd);
+      ref.rotate(p, xh, ys);
+      auto judge = [&](std::size_t j, double scale, double tol, int band, double angle_part) {
+        const double y = d.y[o + j];
+        const double err = std::isfinite(y) ? std::fabs(y - static_cast<double>(ys[j].value()))
+                                            : std::numeric_limits<double>::infinity();
+        const double rel = scale > 0 ? err / scale : (err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+        v.max_error_abs = std::max(v.max_error_abs, err);
+        if (rel > max_rel) max_rel = rel, max_rel_tol = tol;
+        if (rel > tol - angle_part) needed_angle_allowance = true;
+        const double ratio = rel / tol;
+        if (ratio > worst_ratio) worst_ratio = ratio, worst_tol = tol, worst_pos = p, worst_band = band;
+      };
+      for (int i = 0; i < nb; ++i) {
+        const auto [ia, ib] = geo.pair_of(i);
+        const double scale = af * (std::fabs(d.x[o + ia]) + std::fabs(d.x[o + ib]));
+        judge(static_cast<std::size_t>(ia), scale, tol_band[static_cast<std::size_t>(i)], i, ang[static_cast<std::size_t>(i)]);
+        judge(static_cast<std::size_t>(ib), scale, tol_band[static_cast<std::size_t>(i)], i, ang[static_cast<std::size_t>(i)]);
+      }
+      for (std::size_t j = static_cast<std::size_t>(claimed.rotary_dim); j < hd; ++j)
+        judge(j, std::fabs(d.x[o + j]), uT, -1, 0.0);
+    }
+  }
+  v.pass = worst_ratio <= 1.0;
+  // The tolerance reported beside the largest error is the allowance of that same element; the
+  // element closest to (or furthest over) its own allowance is named in the reason.
+  v.max_error_ulps = max_rel / epsT;
+  v.tolerance = max_rel_tol / epsT;
+  v.tolerance_reason =
+      fmt("%s dump: per element allowance = %s angle formation (k u |p theta|, k = %.3g..%.3g) + cos/sin "
+          "rounding 3u + rotation arithmetic 2u%s, relative to af(|x_a|+|x_b|) (pass-through: u |x_j|), in ulps of "
+          "%s; the largest error/allowance is %.3g, at position %lld %s (allowance there %.3g ulps)",
+          d.dtype.c_str(), fp32_angles ? "fp32" : "fp64", kf.front() + 1, kf.back() + 2,
+          T.narrow16 ? " + store u" : "", d.dtype.c_str(), worst_ratio, static_cast<long long>(worst_pos),
+          worst_band >= 0 ? fmt("band %d", worst_band).c_str() : "in a pass-through coordinate", worst_tol / epsT);
+
+  // ---- 2. diagnosis ---------------------------------------------------------------------------
+  std::int64_t pmin = d.positions.front(), pmaxv = d.positions.front();
+  for (auto p : d.positions) pmin = std::min(pmin, p), pmaxv = std::max(pmaxv, p);
+  const double pabs = static_cast<double>(std::max(std::llabs(pmin), std::llabs(pmaxv)));
+
+  // Angle errors against the claimed frequencies (claimed pairing), for the drift figures.
+  struct drift_stats {
+    double max_err = 0, max_tokens = 0, max_k = 0, small_p_max = 0;
+    std::int64_t at_pos = 0;
+    int at_band = 0;
+  };
+  auto drift_of = [&](const std::vector<cell>& cells) {
+    drift_stats s;
+    for (int t = 0; t < d.tokens; ++t) {
+      const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
+      for (int i = 0; i < nb; ++i) {
+        const cell& c = cells[static_cast<std::size_t>(t) * nb + i];
+        if (!c.ok) continue;
+        const double e = std::fabs(ref.angle_error(p, i, std::arg(c.g)));
+        const double phi = std::fabs(static_cast<double>(ref.angle(p, i).value()));
+        if (std::llabs(p) < 64) s.small_p_max = std::max(s.small_p_max, e);
+        if (e > s.max_err) {
+          s.max_err = e, s.at_pos = p, s.at_band = i;
+          s.max_tokens = e / theta[static_cast<std::size_t>(i)];
+          s.max_k = phi > 0 ? e / (kU32 * phi) : 0;
+        }
+      }
+    }
+    return s;
+  };
+
+  const std::vector<cell> claimed_cells = gains(d, claimed.pair_layout, claimed.rotary_dim);
+  if (v.pass) {
+    if (needed_angle_allowance && fp32_angles) {
+      const drift_stats s = drift_of(claimed_cells);
+      add(v, "angle_drift_fp32",
+          fmt("warning: angle error grows with position, %.3g rad at position %lld band %d (%.3g u_f32 |p theta|, "
+              "%.3g tokens of position error; %.3g rad at positions < 64): fp32 angle formation, within its allowance",
+              s.max_err, static_cast<long long>(s.at_pos), s.at_band, s.max_k, s.max_tokens, s.small_p_max),
+          0.4);
+    }
+    return v;
+  }
+
+  // 2a. Pairing: which (layout, rotary dim) rotates rigidly across heads.
+  struct pairing {
+    layout lay;
+    int rd;
+    std::vector<cell> cells;
+    double score = std::numeric_limits<double>::infinity();  // median relative rms residual, p != 0
+  };
+  std::vector<pairing> cands;
+  const layout other = claimed.pair_layout == layout::interleaved ? layout::half_split : layout::interleaved;
+  for (int rd : {claimed.rotary_dim, d.head_dim}) {
+    if (rd == d.head_dim && rd == claimed.rotary_dim && !cands.empty()) break;
+    for (layout l : {claimed.pair_layout, other})
+      cands.push_back({l, rd, l == claimed.pair_layout && rd == claimed.rotary_dim ? claimed_cells : gains(d, l, rd)});
+  }
+  for (auto& c : cands) {
+    std::vector<double> r;
+    const int b = c.rd / 2;
+    for (int t = 0; t < d.tokens; ++t)
+      if (d.positions[static_cast<std::size_t>(t)] != 0)
+        for (int i = 0; i < b; ++i)
+          if (const cell& e = c.cells[static_cast<std::size_t>(t) * b + i]; e.ok) r.push_back(std::sqrt(e.resid));
+    if (!r.empty()) c.score = median(r);
+  }
+  std::size_t best = 0;
+  if (d.heads >= 2)
+    for (std::size_t k = 1; k < cands.size(); ++k)
+      if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
+  const pairing& P = cands[best];
+  if (best != 0) {
+    const std::string claimed_pairs = claimed.pair_layout == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)";
+    const std::string found_pairs = P.lay == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)";
+    if (P.lay != claimed.pair_layout)
+      add(v, "layout_swapped",
+          fmt("pairs are %s (%s), not the claimed %s (%s): the same rotation explains every head with median "
+              "residual %.2g, against %.2g for the claimed pairing",
+              std::string(to_string(P.lay)).c_str(), found_pairs.c_str(),
+              std::string(to_string(claimed.pair_layout)).c_str(), claimed_pairs.c_str(), P.score, cands[0].score),
+          0.95);
+    if (P.rd != claimed.rotary_dim)
+      add(v, "rotary_dim_wrong",
+          fmt("all %d coordinates are rotated (pairs over rotary dim %d, median residual %.2g), not the claimed rotary "
+              "dim %d (residual %.2g)",
+              P.rd, P.rd, P.score, claimed.rotary_dim, cands[0].score),
+          0.93);
+  } else if (claimed.rotary_dim < d.head_dim) {
+    // Pass-through coordinates must be copied.
+    std::size_t changed = 0, total = 0;
+    for (std::size_t o = 0; o < n; o += hd)
+      for (std::size_t j = static_cast<std::size_t>(claimed.rotary_dim); j < hd; ++j, ++total)
+        if (std::fabs(d.y[o + j] - d.x[o + j]) > uT * std::fabs(d.x[o + j])) ++changed;
+    if (changed > total / 10)
+      add(v, "rotary_dim_wrong",
+          fmt("coordinates %d..%d should pass through unchanged but %zu of %zu values changed", claimed.rotary_dim,
+              d.head_dim - 1, changed, total),
+          0.9);
+  }
+
+  // Frequencies of the pairing in use.
+  rope_config used_cfg = claimed;
+  used_cfg.rotary_dim = P.rd;
+  const int ub = P.rd / 2;
+  std::optional<reference::rope_reference> ref_used;
+  if (P.rd != claimed.rotary_dim) ref_used.emplace(used_cfg);
+  const reference::rope_reference& R = ref_used ? *ref_used : ref;
+  const std::vector<double> th = thetas(R);
+  auto at = [&](int t, int i) -> const cell& { return P.cells[static_cast<std::size_t>(t) * ub + i]; };
+
+  // 2b. Magnitude: the implied attention factor.
+  std::vector<double> mags;
+  for (int t = 0; t < d.tokens; ++t)
+    for (int i = 0; i < ub; ++i)
+      if (at(t, i).ok) mags.push_back(std::abs(at(t, i).g));
+  const double m_med = mags.empty() ? af : median(mags);
+  std::vector<double> dev;
+  for (double m : mags) dev.push_back(std::fabs(m - m_med));
+  const double m_mad = dev.empty() ? 0 : median(dev);
+  if (std::fabs(m_med / af - 1) > std::max(5e-3, 8 * uT) && m_mad < std::fabs(m_med - af) / 4) {
+    std::string what;
+    if (std::fabs(m_med - 1) <= std::max(3 * m_mad, 2e-3)) what = "the factor is missing";
+    else if (std::fabs(m_med - af * af) <= std::max(3 * m_mad, 2e-3 * af * af)) what = "the factor is applied twice";
+    else what = fmt("outputs are scaled by %.6g instead", m_med);
+    add(v, "attention_factor_wrong",
+        fmt("output/input pair magnitude ratio is %.6g (median of %zu pairs, MAD %.2g) but the claimed attention "
+            "factor is %.6g (squared %.6g): %s",
+            m_med, mags.size(), m_mad, af, af * af, what.c_str()),
+        0.9);
+  }
+
+  // 2c. Implied positions with the claimed frequencies.
+  std::vector<implied> imp(static_cast<std::size_t>(d.tokens));
+  double worst_fit = 0;
+  {
+    std::vector<double> a(static_cast<std::size_t>(ub)), w(static_cast<std::size_t>(ub));
+    for (int t = 0; t < d.tokens; ++t) {
+      for (int i = 0; i < ub; ++i) {
+        a[static_cast<std::size_t>(i)] = std::arg(at(t, i).g);
+        w[static_cast<std::size_t>(i)] = at(t, i).ok ? 1.0 : 0.0;
+      }
+      imp[static_cast<std::size_t>(t)] = implied_position(a, w, th, 2 * pabs + 1000);
+      worst_fit = std::max(worst_fit, imp[static_cast<std::size_t>(t)].resid);
+    }
+  }
+  const bool positions_explain = worst_fit < 0.1;
+  bool position_class = false;
+  if (positions_explain) {
+    double lo = imp[0].p, hi = imp[0].p;
+    std::vector<double> dp;
+    for (int t = 0; t < d.tokens; ++t) {
+      lo = std::min(lo, imp[static_cast<std::size_t>(t)].p), hi = std::max(hi, imp[static_cast<std::size_t>(t)].p);
+      dp.push_back(imp[static_cast<std::size_t>(t)].p - static_cast<double>(d.positions[static_cast<std::size_t>(t)]));
+    }
+    const double k = median(dp);
+    double kdev = 0;
+    for (double x : dp) kdev = std::max(kdev, std::fabs(x - k));
+    if (pmaxv - pmin >= 1 && hi - lo < 0.5) {
+      position_class = true;
+      add(v, "positions_constant",
+          fmt("every token is rotated as position %.0f (implied positions span %.2g tokens) although the claimed "
+              "positions run %lld..%lld (angle fit residual <= %.2g rad)",
+              std::round(median([&] { std::vector<double> q; for (auto& m : imp) q.push_back(m.p); return q; }())), hi - lo,
+              static_cast<long long>(pmin), static_cast<long long>(pmaxv), worst_fit),
+          0.95);
+    } else if (std::fabs(k) >= 0.5 && kdev < 0.5) {
+      position_class = true;
+      add(v, "positions_offset",
+          fmt("positions are offset by %+lld: implied minus claimed position is %.4g at all %d tokens (max deviation "
+              "%.2g tokens, angle fit residual <= %.2g rad)",
+              static_cast<long long>(std::llround(k)), k, d.tokens, kdev, worst_fit),
+          0.95);
+    } else {
+      int shifted = 0, first_t = -1, big_t = -1;
+      for (int t = 0; t < d.tokens; ++t)
+        if (std::fabs(dp[static_cast<std::size_t>(t)]) >= 0.5) {
+          ++shifted;
+          if (first_t < 0 || d.positions[static_cast<std::size_t>(t)] < d.positions[static_cast<std::size_t>(first_t)]) first_t = t;
+          if (big_t < 0 || std::fabs(dp[static_cast<std::size_t>(t)]) > std::fabs(dp[static_cast<std::size_t>(big_t)])) big_t = t;
+        }
+      if (shifted > 0)
+        for (int digits : {8, 11}) {
+          bool all = true;
+          for (int t = 0; t < d.tokens && all; ++t) {
+            const double p = static_cast<double>(d.positions[static_cast<std::size_t>(t)]);
+            all = std::fabs(imp[static_cast<std::size_t>(t)].p - round_to_digits(p, digits)) < 0.5;
+          }
+          if (!all) continue;
+          position_class = true;
+          const double pb = static_cast<double>(d.positions[static_cast<std::size_t>(big_t)]);
+          add(v, "positions_low_precision",
+              fmt("positions are held in %s (%d significant bits): %d of %d tokens act at %s(p), e.g. %lld -> %.0f "
+                  "(%+.0f tokens); the first shifted position is %lld -> %.0f",
+                  grid_name(digits), digits, shifted, d.tokens, grid_name(digits), static_cast<long long>(pb),
+                  imp[static_cast<std::size_t>(big_t)].p, imp[static_cast<std::size_t>(big_t)].p - pb,
+                  static_cast<long long>(d.positions[static_cast<std::size_t>(first_t)]),
+                  imp[static_cast<std::size_t>(first_t)].p),
+              0.9);
+          break;
+        }
+    }
+  }
+
+  // 2d. Frequencies: per-band line fits when positions alone do not explain the angles.
+  bool freq_class = false;
+  if (!positions_explain) {
+    std::vector<int> order(static_cast<std::size_t>(d.tokens));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int l, int r) { return d.positions[static_cast<std::size_t>(l)] < d.positions[static_cast<std::size_t>(r)]; });
+    std::vector<double> fit(static_cast<std::size_t>(ub)), rel(static_cast<std::size_t>(ub));
+    double max_rel_f = 0, max_line_rms = 0;
+    int max_rel_band = 0;
+    for (int i = 0; i < ub; ++i) {
+      std::vector<std::pair<double, double>> pts;
+      for (int t : order)
+        if (at(t, i).ok) pts.emplace_back(static_cast<double>(d.positions[static_cast<std::size_t>(t)]), std::arg(at(t, i).g));
+      const line L = fit_band(pts, th[static_cast<std::size_t>(i)]);
+      fit[static_cast<std::size_t>(i)] = L.slope;
+      rel[static_cast<std::size_t>(i)] = L.slope / th[static_cast<std::size_t>(i)] - 1;
+      max_line_rms = std::max(max_line_rms, L.rms);
+      if (std::fabs(rel[static_cast<std::size_t>(i)]) > max_rel_f) max_rel_f = std::fabs(rel[static_cast<std::size_t>(i)]), max_rel_band = i;
+    }
+    // Low-precision inv_freq: theta'_i = grid(fp32 theta_i).
+    if (max_rel_f > 1e-5 && max_rel_f < 0.05)
+      for (int digits : {8, 11}) {
+        int match = 0, informative = 0;
+        double grid_max = 0;
+        for (int i = 0; i < ub; ++i) {
+          const double t32 = round_to_digits(th[static_cast<std::size_t>(i)], 24);
+          const double rg = round_to_digits(t32, digits) / th[static_cast<std::size_t>(i)] - 1;
+          grid_max = std::max(grid_max, std::fabs(rg));
+          if (std::fabs(rg) > 1e-5) ++informative;
+          if (std::fabs(rel[static_cast<std::size_t>(i)] - rg) <= 2e-6 + 0.02 * std::fabs(rg)) ++match;
+        }
+        if (informative > 0 && match * 10 >= ub * 9) {
+          freq_class = true;
+          add(v, "inv_freq_low_precision",
+              fmt("inv_freq is held in %s: fitted frequencies equal %s(fp32 theta_i) in %d of %d bands (relative "
+                  "frequency error up to %.3g, band %d; at position %lld that is %.3g tokens)",
+                  grid_name(digits), grid_name(digits), match, ub, max_rel_f, max_rel_band,
+                  static_cast<long long>(pmaxv), max_rel_f * static_cast<double>(pmaxv)),
+              0.88);
+          break;
+        }
+      }
+    if (!freq_class && max_rel_f > 1e-3 && ub >= 2 && fit[0] > 0 && fit[1] > 0) {
+      auto mismatch = [&](const std::vector<double>& hyp) {
+        double m = 0;
+        for (int i = 0; i < ub && i < static_cast<int>(hyp.size()); ++i)
+          m = std::max(m, std::fabs(fit[static_cast<std::size_t>(i)] / hyp[static_cast<std::size_t>(i)] - 1));
+        return m;
+      };
+      // Theta over head_dim (partial rotary): the claimed base, exponent 2i/head_dim.
+      double mis_hd = std::numeric_limits<double>::infinity();
+      if (claimed.rotary_dim < d.head_dim && P.rd == claimed.rotary_dim) {
+        rope_config hdc = claimed;
+        hdc.rotary_dim = d.head_dim;
+        mis_hd = mismatch(thetas(reference::rope_reference(hdc)));
+      }
+      const double ratio = fit[1] / fit[0];
+      const double b_est = std::pow(ratio, -static_cast<double>(P.rd) / 2);
+      double mis_b = std::numeric_limits<double>::infinity();
+      double b_show = b_est;
+      if (std::isfinite(b_est) && b_est > 1) {
+        const double mag = std::pow(10.0, std::floor(std::log10(b_est)) - 2);
+        if (std::fabs(std::round(b_est / mag) * mag / b_est - 1) < 1e-4) b_show = std::round(b_est / mag) * mag;
+        rope_config bc = used_cfg;
+        bc.base = b_show;
+        mis_b = mismatch(thetas(reference::rope_reference(bc)));
+      }
+      if (mis_hd < 1e-3) {
+        freq_class = true;
+        add(v, "rotary_dim_wrong",
+            fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim): all %d bands agree "
+                "to %.2g, the claimed schedule is off by up to %.3g relative (band %d)",
+                d.head_dim, claimed.rotary_dim, ub, mis_hd, max_rel_f, max_rel_band),
+            0.93);
+      } else if (mis_b < 1e-3) {
+        freq_class = true;
+        add(v, "base_wrong",
+            fmt("base is %.10g not %.10g: fitted theta_1/theta_0 = %.6g gives base %.6g, and with it all %d bands "
+                "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
+                b_show, claimed.base, ratio, b_est, ub, mis_b, max_rel_f, max_rel_band),
+            0.95);
+      } else {
+        freq_class = true;
+        add(v, "base_wrong",
+            fmt("frequencies differ from the claimed schedule by up to %.3g relative (band %d); the best single base "
+                "%.6g still leaves %.2g (line-fit residual %.2g rad)",
+                max_rel_f, max_rel_band, b_est, mis_b, max_line_rms),
+            0.4);
+      }
+    }
+    if (!freq_class && max_rel_f <= 1e-3) {
+      const drift_stats s = drift_of(P.cells);
+      const bool drift_like = s.max_k <= 64 && s.small_p_max < 1e-4;
+      add(v, "angle_drift_fp32",
+          fmt("angle error grows linearly with position: relative frequency error up to %.3g (%.3g u_f32, band %d); "
+              "%.3g rad at position %lld band %d (%.3g u_f32 |p theta|, %.3g tokens), %.3g rad at positions < 64",
+              max_rel_f, max_rel_f / kU32, max_rel_band, s.max_err, static_cast<long long>(s.at_pos), s.at_band,
+              s.max_k, s.max_tokens, s.small_p_max),
+          drift_like ? 0.7 : 0.3);
+      freq_class = drift_like;
+    }
+  }
+
+  // 2e. cos/sin error independent of position (small positions, where fp32 angles are exact).
+  if (positions_explain && !position_class) {
+    std::vector<double> e_small;
+    double e_all = 0;
+    std::int64_t e_all_pos = 0;
+    int on_grid[2] = {0, 0}, grid_total = 0;
+    for (int t = 0; t < d.tokens; ++t) {
+      const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
+      for (int i = 0; i < ub; ++i) {
+        const cell& c = at(t, i);
+        if (!c.ok) continue;
+        const auto cs = R.cos_sin(p, i);
+        const cplx ex{static_cast<double>(cs.cos.value()), static_cast<double>(cs.sin.value())};
+        const double e = std::abs(c.g / (m_med * ex) - 1.0);
+        if (std::llabs(p) < 64) e_small.push_back(e);
+        if (e > e_all) e_all = e, e_all_pos = p;
+        if (std::fabs(c.g.real()) > 1e-3 && std::fabs(c.g.imag()) > 1e-3) {
+          ++grid_total;
+          int k = 0;
+          for (int digits : {8, 11}) {
+            if (T.digits > digits + 4 && grid_distance(c.g.real(), digits) < 0.05 && grid_distance(c.g.imag(), digits) < 0.05)
+              ++on_grid[k];
+            ++k;
+          }
+        }
+      }
+    }
+    const double es_max = e_small.empty() ? 0 : *std::max_element(e_small.begin(), e_small.end());
+    const double es_med = e_small.empty() ? 0 : median(e_small);
+    if (es_max > std::max(1e-4, 16 * uT)) {
+      int g = -1;
+      for (int k = 0; k < 2; ++k)
+        if (grid_total > 0 && on_grid[k] * 10 >= grid_total * 7) {
+          g = k;
+          break;
+        }
+      if (g >= 0) {
+        const int digits = g == 0 ? 8 : 11;
+        add(v, "cos_sin_low_precision",
+            fmt("cos/sin are stored in %s: %d of %d implied (cos, sin) pairs lie on the %s grid (within 5%% of an "
+                "ulp); relative cos/sin error up to %.3g (2^-%d = %.3g) already at positions < 64, %.3g at position %lld",
+                grid_name(digits), on_grid[g], grid_total, grid_name(digits), es_max, digits + 1,
+                std::ldexp(1.0, -(digits + 1)), e_all, static_cast<long long>(e_all_pos)),
+            0.85);
+      } else {
+        add(v, "fast_sincos",
+            fmt("cos/sin are off by up to %.3g (median %.3g) already at positions < 64, where fp32 angles are good to "
+                "1e-5, and not on a bf16/fp16 grid: a fixed absolute error like a fast-math sin/cos (largest %.3g, at "
+                "position %lld)",
+                es_max, es_med, e_all, static_cast<long long>(e_all_pos)),
+            0.8);
+      }
+    } else if (v.findings.empty()) {
+      const drift_stats s = drift_of(P.cells);
+      add(v, "angle_drift_fp32",
+          fmt("angle error grows with position: %.3g rad at position %lld band %d (%.3g u_f32 |p theta|, %.3g tokens), "
+              "%.3g rad at positions < 64: angles formed in fp32%s",
+              s.max_err, static_cast<long long>(s.at_pos), s.at_band, s.max_k, s.max_tokens, s.small_p_max,
+              fp32_angles ? "" : ", beyond the exact-angle allowance"),
+          s.max_k <= 64 ? 0.7 : 0.3);
+    }
+  }
+
+  std::stable_sort(v.findings.begin(), v.findings.end(),
+                   [](const finding& l, const finding& r) { return l.confidence > r.confidence; });
+  return v;
+}
+
+}  // namespace ropecheck::audit

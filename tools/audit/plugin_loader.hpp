@@ -1,0 +1,72 @@
+// tools/audit/plugin_loader.hpp — loading a foreign RoPE kernel behind ropecheck/plugin.h.
+//
+// load_plugin(path) dlopen()s a shared library, resolves ropecheck_plugin_describe and
+// ropecheck_plugin_apply (ropecheck_plugin_name is optional), checks the ABI, asks for the
+// declared convention and validates it as a rope_config. Every failure throws plugin_error whose
+// message names the file and what went wrong (the missing symbol, the ABI pair, describe()'s
+// return code, the invalid field: "rope_config.<field>: ..." or "ropecheck_convention.<field>: ...").
+//
+// loaded_plugin is a cheap, copyable handle: copies share the library, which is dlclose()d when
+// the last copy goes. Calls into the plugin are serialised (one mutex per loaded library), as
+// plugin.h promises plugins.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "ropecheck/config.hpp"
+#include "ropecheck/plugin.h"
+
+namespace ropecheck::plugin {
+
+class plugin_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Element type of the plugin's buffers (mirrors enum ropecheck_dtype).
+enum class dtype : std::int32_t { f32 = ROPECHECK_DTYPE_F32, f64 = ROPECHECK_DTYPE_F64, bf16 = ROPECHECK_DTYPE_BF16, f16 = ROPECHECK_DTYPE_F16 };
+[[nodiscard]] std::string_view to_string(dtype t) noexcept;  // "float", "double", "bfloat16", "float16"
+
+// Test hooks: the symbol names to resolve (a wrong name exercises the missing-symbol path).
+struct load_options {
+  std::string describe_symbol = "ropecheck_plugin_describe";
+  std::string apply_symbol = "ropecheck_plugin_apply";
+  std::string name_symbol = "ropecheck_plugin_name";
+};
+
+// The C convention as a rope_config; throws plugin_error naming the field (`origin` prefixes
+// the message, e.g. the file name).
+[[nodiscard]] rope_config to_rope_config(const ropecheck_convention& c, const std::string& origin = "plugin");
+
+class loaded_plugin {
+ public:
+  [[nodiscard]] rope_config declared() const;            // the validated convention
+  [[nodiscard]] const ropecheck_convention& convention() const;  // as describe() filled it
+  [[nodiscard]] dtype element_type() const;
+  [[nodiscard]] std::string name() const;                // ropecheck_plugin_name(), or the file's stem
+  [[nodiscard]] const std::string& path() const;
+
+  // Rotate `heads` heads of one token at `pos` (inverse: R(-pos)). x and y hold heads * head_dim
+  // values; each x value must be representable in the plugin's dtype (converted exactly, else
+  // std::domain_error), and y is the plugin's output widened exactly. Throws plugin_error when
+  // apply() returns nonzero, std::invalid_argument on a size mismatch.
+  void apply(std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
+             bool inverse) const;
+
+  struct state;  // the library handle and the resolved symbols
+
+ private:
+  friend loaded_plugin load_plugin(const std::string&, const load_options&);
+  explicit loaded_plugin(std::shared_ptr<state> s) : s_(std::move(s)) {}
+  std::shared_ptr<state> s_;
+};
+
+// Throws plugin_error: file missing or not loadable (dlerror's text), a required symbol missing,
+// ABI mismatch, describe() failure, invalid convention.
+[[nodiscard]] loaded_plugin load_plugin(const std::string& path, const load_options& options = {});
+
+}  // namespace ropecheck::plugin
