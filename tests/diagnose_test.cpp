@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <random>
 
 #include "ropecheck/angle.hpp"
@@ -324,5 +326,169 @@ TEST(Diagnose, OneHeadBaseWrong) {
   const auto v = audit::audit(d, c);
   print("one head, base 1e4", v);
   expect_top(v, "base_wrong");
+}
+}  // namespace
+
+namespace {
+
+using namespace ropecheck;
+
+// Dynamic NTK: a short sequence rotated with the frequencies of an earlier long one.
+TEST(Diagnose, DynamicNtkNotReset) {
+  auto c = claimed_config();
+  c.scaling = scaling_kind::dynamic_ntk;
+  c.factor = 2.0;
+  c.max_position_embeddings = 4096;
+  std::vector<std::int64_t> pos;
+  for (int i = 0; i < 64; ++i) pos.push_back(i);
+  for (std::int64_t q : {100, 333, 1000, 1777, 2500, 3333, 4000}) pos.push_back(q);
+  const auto good = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 4001), pos, pos, "float32"), c);
+  print("dynamic NTK, reset", good);
+  EXPECT_TRUE(good.pass);
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 16384), pos, pos, "float32"), c);
+  print("dynamic NTK, stale base of 16384 tokens", v);
+  expect_top(v, "dynamic_ntk_not_reset");
+  EXPECT_NE(v.findings.front().sentence.find("16384"), std::string::npos) << "the implied length is 16384 exactly";
+}
+
+// YaRN claimed, the plain schedule used (the attention factor too is missing then).
+TEST(Diagnose, ScalingMissing) {
+  auto c = claimed_config();
+  c.scaling = scaling_kind::yarn;
+  c.factor = 4.0;
+  c.original_max_position_embeddings = 32768;
+  auto impl = c;
+  impl.scaling = scaling_kind::none;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  print("yarn claimed, none used", v);
+  expect_top(v, "scaling_wrong");
+  EXPECT_NE(v.findings.front().sentence.find("no scaling"), std::string::npos);
+  const bool factor_named = std::any_of(v.findings.begin(), v.findings.end(),
+                                        [](const auto& f) { return f.bug_class == "attention_factor_wrong"; });
+  EXPECT_TRUE(factor_named);
+}
+
+TEST(Diagnose, ScalingFactorWrong) {
+  auto c = claimed_config();
+  c.scaling = scaling_kind::linear;
+  c.factor = 4.0;
+  auto impl = c;
+  impl.factor = 8.0;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  print("linear 4 claimed, 8 used", v);
+  expect_top(v, "scaling_wrong");
+  EXPECT_NE(v.findings.front().sentence.find("factor 8"), std::string::npos);
+}
+
+// A KV cache that rotated two of the tokens at position 0 (decode restarted), the rest right.
+TEST(Diagnose, SomeTokensAtPositionZero) {
+  const auto c = claimed_config();
+  auto used = kPos;
+  used[70] = 0;
+  used[72] = 0;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, used, "float32"), c);
+  print("two tokens at 0", v);
+  expect_top(v, "positions_wrong");
+  EXPECT_NE(v.findings.front().sentence.find("2 of 74 tokens"), std::string::npos);
+  EXPECT_NE(v.findings.front().sentence.find("position 0"), std::string::npos);
+}
+
+// HF's convention as the reference: the HF fp32 dump sits far closer to it than to exact angles,
+// and passes with the convention's tighter allowance (no angle term); a dump with fp64 angles is
+// then the one that differs.
+TEST(Diagnose, HfReferenceJudgesAgainstHfsOwnAngles) {
+  const auto c = claimed_config();
+  const auto hf_dump = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  audit::audit_options hf;
+  hf.reference = audit::reference_kind::hf;
+  const auto v = audit::audit(hf_dump, c, hf);
+  print("HF fp32 against HF's convention", v);
+  EXPECT_TRUE(v.pass);
+  EXPECT_EQ(v.reference, audit::reference_kind::hf);
+  EXPECT_LT(v.from_hf.max_ulps * 100, v.from_exact.max_ulps);
+  EXPECT_EQ(v.max_error_ulps, v.from_hf.max_ulps);
+  const auto exact_dump = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
+  const auto w = audit::audit(exact_dump, c, hf);
+  print("fp64 angles against HF's convention", w);
+  EXPECT_FALSE(w.pass);
+  EXPECT_TRUE(audit::audit(exact_dump, c).pass);
+}
+
+// Strict mode: the fp32 drift a default audit only warns about fails and is named.
+TEST(Diagnose, StrictModeFailsFp32Drift) {
+  const auto c = claimed_config();
+  const auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  audit::audit_options strict;
+  strict.strict = true;
+  const auto v = audit::audit(d, c, strict);
+  print("HF fp32, strict", v);
+  expect_top(v, "angle_drift_fp32");
+  EXPECT_TRUE(audit::audit(d, c).pass);
+}
+
+// A flat tolerance override replaces the derived allowance (both ways).
+TEST(Diagnose, ToleranceOverride) {
+  const auto c = claimed_config();
+  const auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  const auto base = audit::audit(d, c);
+  audit::audit_options o;
+  o.tolerance_ulps = base.max_error_ulps * 0.5;
+  EXPECT_FALSE(audit::audit(d, c, o).pass);
+  o.tolerance_ulps = base.max_error_ulps * 2;
+  EXPECT_TRUE(audit::audit(d, c, o).pass);
+  o.tolerance_ulps = -1;
+  EXPECT_THROW((void)audit::audit(d, c, o), std::invalid_argument);
+}
+
+// NaN in the output fails with its own finding; the verdict does not depend on the thread count;
+// a dump larger than the diagnosis budget is diagnosed on a subset with the same top finding.
+TEST(Diagnose, NonFiniteThreadsAndSubsets) {
+  const auto c = claimed_config();
+  auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  auto bad = d;
+  bad.y[5] = std::numeric_limits<double>::quiet_NaN();
+  const auto nf = audit::audit(bad, c);
+  expect_top(nf, "non_finite");
+
+  auto impl = c;
+  impl.base = 10000.0;
+  const auto wrong = make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32");
+  audit::audit_options one, many, small;
+  one.threads = 1;
+  many.threads = 3;
+  small.diagnosis_tokens = 70;
+  const auto a = audit::audit(wrong, c, one), b = audit::audit(wrong, c, many), s = audit::audit(wrong, c, small);
+  EXPECT_EQ(a.max_error_ulps, b.max_error_ulps);
+  EXPECT_EQ(a.worst_ratio, b.worst_ratio);
+  EXPECT_EQ(a.from_hf.max_ulps, b.from_hf.max_ulps);
+  EXPECT_EQ(a.from_exact.worst_position, b.from_exact.worst_position);
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  EXPECT_EQ(s.tokens_diagnosed, 70);
+  EXPECT_EQ(a.tokens_diagnosed, 74);
+  expect_top(s, "base_wrong");
+}
+
+}  // namespace
+
+namespace {
+TEST(Diagnose, LinearFactorWhereNoneClaimed) {
+  const auto c = claimed_config();
+  auto impl = c;
+  impl.scaling = scaling_kind::linear;
+  impl.factor = 2.0;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  print("linear 2 used, none claimed", v);
+  expect_top(v, "scaling_wrong");
+  EXPECT_NE(v.findings.front().sentence.find("factor 2"), std::string::npos);
+}
+
+TEST(Diagnose, ExactAnglesAreNotHfsConvention) {
+  const auto c = claimed_config();
+  const auto d = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
+  audit::audit_options hf;
+  hf.reference = audit::reference_kind::hf;
+  const auto v = audit::audit(d, c, hf);
+  print("fp64 angles, HF reference", v);
+  expect_top(v, "not_hf_convention");
 }
 }  // namespace

@@ -496,6 +496,17 @@ cos_sin_dd rope_reference::cos_sin_mpfr(std::int64_t pos, int band) const {
   return {to_dd(c), to_dd(s)};
 }
 
+cos_sin_dd cos_sin_of_angle(double angle, int precision_bits) {
+  if (!std::isfinite(angle)) return {{std::numeric_limits<double>::quiet_NaN(), 0}, {std::numeric_limits<double>::quiet_NaN(), 0}};
+  if (precision_bits < 120 || precision_bits > (1 << 16))
+    reject("cos_sin_of_angle: precision_bits must be in [120, 2^16], got " + std::to_string(precision_bits));
+  // The double is exact in 53 bits; MPFR reduces by pi internally to the working precision.
+  mpfr_value a(53), s(precision_bits), c(precision_bits);
+  mpfr_set_d(a, angle, MPFR_RNDN);
+  mpfr_sin_cos(s, c, a, MPFR_RNDN);
+  return {to_dd(c), to_dd(s)};
+}
+
 // y_a = af (x_a c - x_b s), y_b = af (x_a s + x_b c) in double-double with the fast-path cos/sin.
 // Error per output <= af (|x_a| + |x_b|) (2^-90 + 2^-100): the cos/sin contract plus the
 // double-double products and sum. Coordinates from rotary_dim on are copied (lo = 0).

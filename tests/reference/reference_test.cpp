@@ -611,3 +611,33 @@ TEST(AllBands, EqualsAngleAndCosSinBandByBandBitForBit) {
 }
 
 }  // namespace
+
+namespace {
+
+// cos_sin_of_angle: cos/sin of a double angle taken exactly, checked against published digits
+// (cos 1, sin 1; sin(1e22), the classic argument-reduction test value) and against the direct
+// MPFR path where the angle p * inv_freq happens to be a double (base 4, d = 4: inv_freq of band 1
+// is 4^(-1/2) = 1/2, so 1e6 * 1/2 is exact).
+TEST(CosSinOfAngle, MatchesPublishedDigitsAndTheDirectPath) {
+  using ropecheck::reference::cos_sin_of_angle;
+  const auto one = cos_sin_of_angle(1.0);
+  EXPECT_LT(std::fabs(static_cast<double>(one.cos.value() - 0.5403023058681397174009366074429766037323L)), 1e-19);
+  EXPECT_LT(std::fabs(static_cast<double>(one.sin.value() - 0.8414709848078965066525023216302989996226L)), 1e-19);
+  const auto big = cos_sin_of_angle(1e22);
+  EXPECT_LT(std::fabs(static_cast<double>(big.sin.value() - (-0.8522008497671888017727058937530293682618L))), 1e-19);
+
+  ropecheck::rope_config cfg;
+  cfg.head_dim = cfg.rotary_dim = 4;
+  cfg.base = 4.0;
+  const ropecheck::reference::rope_reference ref(cfg);
+  ASSERT_EQ(ref.inv_freq(1).hi, 0.5);
+  const auto direct = ref.cos_sin_mpfr(1000000, 1);
+  const auto via = cos_sin_of_angle(500000.0);
+  EXPECT_EQ(direct.cos.hi, via.cos.hi);
+  EXPECT_EQ(direct.sin.hi, via.sin.hi);
+  EXPECT_LT(std::fabs(direct.cos.lo - via.cos.lo), 0x1p-100);
+  EXPECT_TRUE(std::isnan(cos_sin_of_angle(std::numeric_limits<double>::infinity()).cos.hi));
+  EXPECT_THROW((void)cos_sin_of_angle(1.0, 20), std::invalid_argument);
+}
+
+}  // namespace

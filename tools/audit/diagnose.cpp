@@ -55,7 +55,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <complex>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <limits>
 #include <numbers>
@@ -67,6 +71,7 @@
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/scalar.hpp"
+#include "ropecheck/schedule.hpp"
 
 namespace ropecheck::audit {
 namespace {
@@ -265,19 +270,101 @@ void add(verdict& v, std::string cls, std::string sentence, double conf) {
 
 }  // namespace
 
-verdict audit(const dump& d, const rope_config& claimed, const audit_options& opt) {
-  const dtype_info T = info_of(d.dtype);
-  const auto n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) * static_cast<std::size_t>(d.head_dim);
-  if (d.tokens <= 0 || d.heads <= 0 || d.head_dim <= 0 || d.x.size() != n || d.y.size() != n ||
-      d.positions.size() != static_cast<std::size_t>(d.tokens))
-    throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
-  if (d.head_dim != claimed.head_dim)
-    throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
+std::string_view to_string(reference_kind k) noexcept {
+  return k == reference_kind::hf ? "hf" : "exact";
+}
 
-  const reference::rope_reference ref(claimed);
+namespace {
+
+// One worker's share of the judging; merged in token order (ties keep the earlier token), so the
+// verdict does not depend on the number of threads.
+struct judge_acc {
+  distance ex, hf;        // ex.worst_ratio/hf.worst_ratio: against each reference's own allowance
+  double sel_abs = 0;     // largest |error| against the chosen reference
+  double sel_tol_at_max = 0;
+  bool needed_angle_allowance = false;
+  std::int64_t elements = 0;
+  std::int64_t non_finite = 0, first_non_finite_pos = 0;
+  bool seen_non_finite = false;
+  void note(distance& D, double rel, double ratio, double abs, std::int64_t p, int band) {
+    if (rel > D.max_ulps) D.max_ulps = rel, D.max_abs = abs, D.at_position = p, D.at_band = band;
+    if (ratio > D.worst_ratio) D.worst_ratio = ratio, D.worst_position = p, D.worst_band = band;
+  }
+  void merge(const judge_acc& o) {
+    auto m = [](distance& a, const distance& b) {
+      if (b.max_ulps > a.max_ulps) a.max_ulps = b.max_ulps, a.max_abs = b.max_abs, a.at_position = b.at_position, a.at_band = b.at_band;
+      if (b.worst_ratio > a.worst_ratio) a.worst_ratio = b.worst_ratio, a.worst_position = b.worst_position, a.worst_band = b.worst_band;
+    };
+    m(ex, o.ex);
+    m(hf, o.hf);
+    sel_abs = std::max(sel_abs, o.sel_abs);
+    needed_angle_allowance = needed_angle_allowance || o.needed_angle_allowance;
+    elements += o.elements;
+    if (o.seen_non_finite && !seen_non_finite) first_non_finite_pos = o.first_non_finite_pos, seen_non_finite = true;
+    non_finite += o.non_finite;
+  }
+};
+
+// The tokens the diagnosis looks at: all of them up to `limit`; otherwise the 64 smallest positions
+// (the unwrapping and the small-position cos/sin tests start there) and an even spread of the rest.
+std::vector<int> diagnosis_subset(const dump& d, int limit) {
+  std::vector<int> order(static_cast<std::size_t>(d.tokens));
+  std::iota(order.begin(), order.end(), 0);
+  if (d.tokens <= limit) return order;
+  std::stable_sort(order.begin(), order.end(), [&](int l, int r) {
+    return d.positions[static_cast<std::size_t>(l)] < d.positions[static_cast<std::size_t>(r)];
+  });
+  std::vector<int> pick(order.begin(), order.begin() + 64);
+  const std::size_t rest = order.size() - 64, want = static_cast<std::size_t>(limit - 64);
+  for (std::size_t k = 0; k < want; ++k) pick.push_back(order[64 + k * rest / want]);
+  std::sort(pick.begin(), pick.end());
+  pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
+  return pick;
+}
+
+dump take_tokens(const dump& d, const std::vector<int>& tokens) {
+  dump s;
+  s.dtype = d.dtype;
+  s.heads = d.heads;
+  s.head_dim = d.head_dim;
+  s.tokens = static_cast<int>(tokens.size());
+  const std::size_t row = static_cast<std::size_t>(d.heads) * static_cast<std::size_t>(d.head_dim);
+  s.x.reserve(row * tokens.size());
+  s.y.reserve(row * tokens.size());
+  for (int t : tokens) {
+    s.positions.push_back(d.positions[static_cast<std::size_t>(t)]);
+    const auto o = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * row);
+    s.x.insert(s.x.end(), d.x.begin() + o, d.x.begin() + o + static_cast<std::ptrdiff_t>(row));
+    s.y.insert(s.y.end(), d.y.begin() + o, d.y.begin() + o + static_cast<std::ptrdiff_t>(row));
+  }
+  return s;
+}
+
+}  // namespace
+
+verdict audit(const dump& full, const rope_config& claimed_in, const audit_options& opt) {
+  const dtype_info T = info_of(full.dtype);
+  const auto n_full = static_cast<std::size_t>(full.tokens) * static_cast<std::size_t>(full.heads) *
+                      static_cast<std::size_t>(full.head_dim);
+  if (full.tokens <= 0 || full.heads <= 0 || full.head_dim <= 0 || full.x.size() != n_full || full.y.size() != n_full ||
+      full.positions.size() != static_cast<std::size_t>(full.tokens))
+    throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
+  if (full.head_dim != claimed_in.head_dim)
+    throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", full.head_dim, claimed_in.head_dim));
+  if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
+    throw std::invalid_argument("audit: the tolerance override must be a positive number of ulps");
+
+  std::int64_t pmin = full.positions.front(), pmaxv = full.positions.front();
+  for (auto p : full.positions) pmin = std::min(pmin, p), pmaxv = std::max(pmaxv, p);
+  // Dynamic NTK and LongRoPE read the sequence length; HF derives it from the position ids.
+  const std::int64_t seq_len = opt.seq_len > 0 ? opt.seq_len : std::max<std::int64_t>(pmaxv + 1, 1);
+  const rope_config& claimed = claimed_in;
+
+  const reference::rope_reference ref(claimed, seq_len);
   const rope_geometry geo = rope_geometry::of(claimed);
   const int nb = claimed.bands();
   const double af = static_cast<double>(ref.attention_factor().value());
+  const long double af_l = ref.attention_factor().value();
   const std::vector<double> theta = thetas(ref);
   const double uT = std::ldexp(1.0, -T.digits), epsT = 2 * uT;
   const bool fp32_angles = !opt.strict && T.digits < 53;
@@ -285,66 +372,193 @@ verdict audit(const dump& d, const rope_config& claimed, const audit_options& op
   const int angle_digits = fp32_angles ? 24 : 53;
   std::vector<double> kf(static_cast<std::size_t>(nb));
   for (int i = 0; i < nb; ++i) kf[static_cast<std::size_t>(i)] = k_freq(claimed, i, fp32_angles);
+  // cos/sin rounded in T (libm < 1 ulp, times af) 3u; rotation 2u + 4u^2; one store into a 16-bit T.
   const double tol_fixed = 3 * uT + 2 * uT + 4 * uT * uT + (T.narrow16 ? uT : 0.0);
+  const std::optional<double> flat = opt.tolerance_ulps ? std::optional<double>(*opt.tolerance_ulps * epsT) : std::nullopt;
 
-  // ---- 1. judge -------------------------------------------------------------------------------
-  verdict v;
-  double worst_ratio = -1, worst_tol = 0, max_rel = -1, max_rel_tol = 0;
-  std::int64_t worst_pos = 0;
-  int worst_band = -1;
-  bool needed_angle_allowance = false;  // some element exceeds the allowance without the angle term
-  const auto hd = static_cast<std::size_t>(d.head_dim);
-  std::vector<reference::dd> ys(hd);
-  for (int t = 0; t < d.tokens; ++t) {
-    const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
-    const double kpos = std::fabs(static_cast<double>(p)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
-    std::vector<double> tol_band(static_cast<std::size_t>(nb)), ang(static_cast<std::size_t>(nb));
-    for (int i = 0; i < nb; ++i) {
-      ang[static_cast<std::size_t>(i)] = (kf[static_cast<std::size_t>(i)] + kpos + 1) * uA *
-                                         std::fabs(static_cast<double>(ref.angle(p, i).value()));
-      tol_band[static_cast<std::size_t>(i)] = ang[static_cast<std::size_t>(i)] + tol_fixed;
-    }
-    for (int h = 0; h < d.heads; ++h) {
-      const std::size_t o = (static_cast<std::size_t>(t) * d.heads + h) * hd;
-      const std::span<const double> xh(d.x.data() + o, hd);
-      ref.rotate(p, xh, ys);
-      auto judge = [&](std::size_t j, double scale, double tol, int band, double angle_part) {
-        const double y = d.y[o + j];
-        const double err = std::isfinite(y) ? std::fabs(y - static_cast<double>(ys[j].value()))
-                                            : std::numeric_limits<double>::infinity();
-        const double rel = scale > 0 ? err / scale : (err == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-        v.max_error_abs = std::max(v.max_error_abs, err);
-        if (rel > max_rel) max_rel = rel, max_rel_tol = tol;
-        if (rel > tol - angle_part) needed_angle_allowance = true;
-        const double ratio = rel / tol;
-        if (ratio > worst_ratio) worst_ratio = ratio, worst_tol = tol, worst_pos = p, worst_band = band;
-      };
-      for (int i = 0; i < nb; ++i) {
-        const auto [ia, ib] = geo.pair_of(i);
-        const double scale = af * (std::fabs(d.x[o + ia]) + std::fabs(d.x[o + ib]));
-        judge(static_cast<std::size_t>(ia), scale, tol_band[static_cast<std::size_t>(i)], i, ang[static_cast<std::size_t>(i)]);
-        judge(static_cast<std::size_t>(ib), scale, tol_band[static_cast<std::size_t>(i)], i, ang[static_cast<std::size_t>(i)]);
-      }
-      for (std::size_t j = static_cast<std::size_t>(claimed.rotary_dim); j < hd; ++j)
-        judge(j, std::fabs(d.x[o + j]), uT, -1, 0.0);
-    }
+  // HF's convention: its fp32 inv_freq (dynamic NTK/LongRoPE at this sequence length).
+  std::vector<float> hf_inv;
+  {
+    const auto s = hf_frequencies_fp32(claimed, seq_len);
+    hf_inv = s.inv_freq;
+    if (static_cast<int>(hf_inv.size()) != nb) throw std::invalid_argument("audit: HF schedule has the wrong band count");
   }
-  v.pass = worst_ratio <= 1.0;
-  // The tolerance reported beside the largest error is the allowance of that same element; the
-  // element closest to (or furthest over) its own allowance is named in the reason.
-  v.max_error_ulps = max_rel / epsT;
-  v.tolerance = max_rel_tol / epsT;
-  v.tolerance_reason =
-      fmt("%s dump: per element allowance = %s angle formation (k u |p theta|, k = %.3g..%.3g) + cos/sin "
-          "rounding 3u + rotation arithmetic 2u%s, relative to af(|x_a|+|x_b|) (pass-through: u |x_j|), in ulps of "
-          "%s; the largest error/allowance is %.3g, at position %lld %s (allowance there %.3g ulps)",
-          d.dtype.c_str(), fp32_angles ? "fp32" : "fp64", kf.front() + 1, kf.back() + 2,
-          T.narrow16 ? " + store u" : "", d.dtype.c_str(), worst_ratio, static_cast<long long>(worst_pos),
-          worst_band >= 0 ? fmt("band %d", worst_band).c_str() : "in a pass-through coordinate", worst_tol / epsT);
+  const bool wide = T.digits >= 53;  // float64 dumps: reference arithmetic in long double
+
+  // ---- 1. judge (every element; the reference once per (token, band), shared by all heads) ------
+  const auto hd = static_cast<std::size_t>(full.head_dim);
+  const auto row = static_cast<std::size_t>(full.heads) * hd;
+  auto judge_tokens = [&](int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done) {
+    std::vector<reference::dd> angles(static_cast<std::size_t>(nb));
+    std::vector<reference::cos_sin_dd> cs(static_cast<std::size_t>(nb));
+    std::vector<long double> hc(static_cast<std::size_t>(nb)), hs(static_cast<std::size_t>(nb));
+    std::vector<double> tol_ex(static_cast<std::size_t>(nb)), ang(static_cast<std::size_t>(nb));
+    for (int t = t0; t < t1; ++t) {
+      const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
+      ref.all_bands(p, angles, cs);
+      const double kpos = std::fabs(static_cast<double>(p)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
+      const float pf = static_cast<float>(p);
+      for (int i = 0; i < nb; ++i) {
+        const auto b = static_cast<std::size_t>(i);
+        ang[b] = (kf[b] + kpos + 1) * uA * std::fabs(angles[b].hi);
+        tol_ex[b] = ang[b] + tol_fixed;
+        const float a32 = pf * hf_inv[b];  // HF: the fp32 product of fp32 operands
+        const auto c = reference::cos_sin_of_angle(static_cast<double>(a32));
+        hc[b] = c.cos.value(), hs[b] = c.sin.value();
+      }
+      const std::size_t base_o = static_cast<std::size_t>(t) * row;
+      for (int h = 0; h < full.heads; ++h) {
+        const std::size_t o = base_o + static_cast<std::size_t>(h) * hd;
+        for (int i = 0; i < nb; ++i) {
+          const auto b = static_cast<std::size_t>(i);
+          const auto [ia, ib] = geo.pair_of(i);
+          const double xa = full.x[o + ia], xb = full.x[o + ib], ya = full.y[o + ia], yb = full.y[o + ib];
+          double ea, eb, ha, hb;  // errors against the exact and the HF reference
+          if (!wide) {
+            const double c = cs[b].cos.hi, s = cs[b].sin.hi;
+            ea = std::fabs(ya - af * (xa * c - xb * s));
+            eb = std::fabs(yb - af * (xa * s + xb * c));
+            const double c2 = static_cast<double>(hc[b]), s2 = static_cast<double>(hs[b]);
+            ha = std::fabs(ya - af * (xa * c2 - xb * s2));
+            hb = std::fabs(yb - af * (xa * s2 + xb * c2));
+          } else {
+            const long double c = cs[b].cos.value(), s = cs[b].sin.value();
+            const long double la = xa, lb = xb;
+            ea = static_cast<double>(std::fabs(ya - af_l * (la * c - lb * s)));
+            eb = static_cast<double>(std::fabs(yb - af_l * (la * s + lb * c)));
+            ha = static_cast<double>(std::fabs(ya - af_l * (la * hc[b] - lb * hs[b])));
+            hb = static_cast<double>(std::fabs(yb - af_l * (la * hs[b] + lb * hc[b])));
+          }
+          if (!std::isfinite(ya) || !std::isfinite(yb)) {
+            if (!A.seen_non_finite) A.seen_non_finite = true, A.first_non_finite_pos = p;
+            ++A.non_finite;
+            ea = eb = ha = hb = std::numeric_limits<double>::infinity();
+          }
+          const double scale = af * (std::fabs(xa) + std::fabs(xb));
+          const double e_ex = std::max(ea, eb), e_hf = std::max(ha, hb);
+          const double r_ex = scale > 0 ? e_ex / scale : (e_ex == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          const double r_hf = scale > 0 ? e_hf / scale : (e_hf == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
+          A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, p, i);
+          A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, p, i);
+          const double r_sel = opt.reference == reference_kind::hf ? r_hf : r_ex;
+          A.sel_abs = std::max(A.sel_abs, opt.reference == reference_kind::hf ? e_hf : e_ex);
+          if (!flat && opt.reference == reference_kind::exact && r_ex > tol_fixed) A.needed_angle_allowance = true;
+          (void)r_sel;
+        }
+        for (std::size_t j = static_cast<std::size_t>(claimed.rotary_dim); j < hd; ++j) {
+          const double x = full.x[o + j], y = full.y[o + j];
+          const double e = std::isfinite(y) ? std::fabs(y - x) : std::numeric_limits<double>::infinity();
+          if (!std::isfinite(y)) {
+            if (!A.seen_non_finite) A.seen_non_finite = true, A.first_non_finite_pos = p;
+            ++A.non_finite;
+          }
+          const double scale = std::fabs(x);
+          const double r = scale > 0 ? e / scale : (e == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          A.note(A.ex, r / epsT, r / uT, e, p, -1);
+          A.note(A.hf, r / epsT, r / uT, e, p, -1);
+          A.sel_abs = std::max(A.sel_abs, e);
+        }
+      }
+      A.elements += static_cast<std::int64_t>(row);
+      if (done) {
+        const auto k = done->fetch_add(1, std::memory_order_relaxed) + 1;
+        if (opt.progress && t0 == 0 && (k % 256 == 0 || k == full.tokens)) opt.progress(k, full.tokens);
+      }
+    }
+  };
+
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const int workers = std::clamp(opt.threads > 0 ? opt.threads : static_cast<int>(hw), 1,
+                                 std::max(1, full.tokens / 64));
+  std::vector<judge_acc> accs(static_cast<std::size_t>(workers));
+  std::atomic<std::int64_t> done{0};
+  {
+    std::vector<std::thread> pool;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    for (int w = 0; w < workers; ++w) {
+      const int t0 = static_cast<int>(static_cast<std::int64_t>(full.tokens) * w / workers);
+      const int t1 = static_cast<int>(static_cast<std::int64_t>(full.tokens) * (w + 1) / workers);
+      auto job = [&, t0, t1, w] {
+        try {
+          judge_tokens(t0, t1, accs[static_cast<std::size_t>(w)], &done);
+        } catch (...) {
+          const std::lock_guard lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+        }
+      };
+      if (w + 1 == workers) job();
+      else pool.emplace_back(job);
+    }
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+  }
+  judge_acc J;
+  for (const auto& a : accs) J.merge(a);
+  if (opt.progress) opt.progress(full.tokens, full.tokens);
+
+  verdict v;
+  v.reference = opt.reference;
+  v.from_exact = J.ex;
+  v.from_hf = J.hf;
+  v.elements = J.elements;
+  const distance& D = opt.reference == reference_kind::hf ? J.hf : J.ex;
+  v.worst_ratio = D.worst_ratio;
+  v.pass = D.worst_ratio <= 1.0 && J.non_finite == 0;
+  v.max_error_ulps = D.max_ulps;
+  v.max_error_abs = J.sel_abs;
+  // The allowance at the element with the largest error (same unit as max_error_ulps).
+  {
+    double tol_at = flat ? *flat : tol_fixed;
+    if (!flat && D.at_band >= 0 && opt.reference == reference_kind::exact) {
+      const double kpos = std::fabs(static_cast<double>(D.at_position)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
+      tol_at += (kf[static_cast<std::size_t>(D.at_band)] + kpos + 1) * uA *
+                std::fabs(static_cast<double>(ref.angle(D.at_position, D.at_band).value()));
+    }
+    if (D.at_band < 0) tol_at = uT;
+    v.tolerance = tol_at / epsT;
+  }
+  const std::string where = D.worst_band >= 0 ? fmt("band %d", D.worst_band) : std::string("a pass-through coordinate");
+  if (flat) {
+    v.tolerance_reason = fmt("%s dump against the %s reference: flat allowance %.4g ulps of %s (given with "
+                             "--tolerance-ulps, replacing the derived one) relative to af(|x_a|+|x_b|); the largest "
+                             "error/allowance is %.3g, at position %lld %s",
+                             full.dtype.c_str(), opt.reference == reference_kind::hf ? "HF fp32-angle" : "exact",
+                             *opt.tolerance_ulps, full.dtype.c_str(), D.worst_ratio,
+                             static_cast<long long>(D.worst_position), where.c_str());
+  } else if (opt.reference == reference_kind::hf) {
+    v.tolerance_reason = fmt("%s dump against HF's convention computed exactly (fp32 inv_freq, fp32 product "
+                             "p*inv_freq, exact cos/sin): per element allowance = cos/sin rounding 3u + rotation "
+                             "arithmetic 2u%s = %.3g ulps of %s, relative to af(|x_a|+|x_b|); the largest "
+                             "error/allowance is %.3g, at position %lld %s",
+                             full.dtype.c_str(), T.narrow16 ? " + store u" : "", tol_fixed / epsT, full.dtype.c_str(),
+                             D.worst_ratio, static_cast<long long>(D.worst_position), where.c_str());
+  } else {
+    v.tolerance_reason = fmt("%s dump against exact mathematics: per element allowance = %s angle formation "
+                             "(k u |p theta|, k = %.3g..%.3g) + cos/sin rounding 3u + rotation arithmetic 2u%s, "
+                             "relative to af(|x_a|+|x_b|) (pass-through: u |x_j|), in ulps of %s; the largest "
+                             "error/allowance is %.3g, at position %lld %s",
+                             full.dtype.c_str(), fp32_angles ? "fp32" : "fp64", kf.front() + 1, kf.back() + 2,
+                             T.narrow16 ? " + store u" : "", full.dtype.c_str(), D.worst_ratio,
+                             static_cast<long long>(D.worst_position), where.c_str());
+  }
+  if (J.non_finite > 0)
+    add(v, "non_finite",
+        fmt("the output holds %lld NaN or infinite values (first at position %lld) where the input is finite",
+            static_cast<long long>(J.non_finite), static_cast<long long>(J.first_non_finite_pos)),
+        0.99);
+  const bool needed_angle_allowance = J.needed_angle_allowance;
+
+  // The diagnosis works on a spread subset of a large dump (its fits need hundreds of tokens, not
+  // millions); d is that subset from here on.
+  const std::vector<int> subset = diagnosis_subset(full, opt.diagnosis_tokens);
+  const dump sub = static_cast<int>(subset.size()) < full.tokens ? take_tokens(full, subset) : dump{};
+  const dump& d = static_cast<int>(subset.size()) < full.tokens ? sub : full;
+  v.tokens_diagnosed = d.tokens;
+  const auto n = static_cast<std::size_t>(d.tokens) * row;
 
   // ---- 2. diagnosis ---------------------------------------------------------------------------
-  std::int64_t pmin = d.positions.front(), pmaxv = d.positions.front();
-  for (auto p : d.positions) pmin = std::min(pmin, p), pmaxv = std::max(pmaxv, p);
   const double pabs = static_cast<double>(std::max(std::llabs(pmin), std::llabs(pmaxv)));
 
   // Angle errors against the claimed frequencies (claimed pairing), for the drift figures.
@@ -383,6 +597,21 @@ verdict audit(const dump& d, const rope_config& claimed, const audit_options& op
               s.max_err, static_cast<long long>(s.at_pos), s.at_band, s.max_k, s.max_tokens, s.small_p_max),
           0.4);
     }
+    return v;
+  }
+
+  // 2-. Judged against HF's convention but within the exact allowance: correct mathematics that
+  //     does not reproduce HF's fp32 angles.
+  if (opt.reference == reference_kind::hf && v.from_exact.worst_ratio <= 1.0 && J.non_finite == 0) {
+    add(v, "not_hf_convention",
+        fmt("the output follows exact angles (%.3g ulps from exact mathematics, within that allowance) rather than "
+            "HF's fp32 angles (%.3g ulps from them, largest at position %lld band %d): correct mathematics, but not "
+            "HF's convention",
+            v.from_exact.max_ulps, v.from_hf.max_ulps, static_cast<long long>(v.from_hf.at_position),
+            v.from_hf.at_band),
+        0.9);
+    std::stable_sort(v.findings.begin(), v.findings.end(),
+                     [](const finding& l, const finding& r) { return l.confidence > r.confidence; });
     return v;
   }
 
@@ -490,7 +719,39 @@ verdict audit(const dump& d, const rope_config& claimed, const audit_options& op
   }
   const bool positions_explain = worst_fit < 0.1;
   bool position_class = false;
+  // Every frequency scaled by one ratio r is indistinguishable from every position scaled by r:
+  // implied positions r p, not integers. That is a linear (position-interpolation) factor.
   if (positions_explain) {
+    std::vector<double> ratios;
+    for (int t = 0; t < d.tokens; ++t)
+      if (const auto p = d.positions[static_cast<std::size_t>(t)]; std::llabs(p) >= 8)
+        ratios.push_back(imp[static_cast<std::size_t>(t)].p / static_cast<double>(p));
+    const double r = median(ratios);
+    bool uniform = ratios.size() >= 4 && std::isfinite(r) && std::fabs(r - 1) > 1e-4;
+    int off_integer = 0;
+    for (int t = 0; t < d.tokens && uniform; ++t) {
+      const double p = static_cast<double>(d.positions[static_cast<std::size_t>(t)]);
+      const double q = imp[static_cast<std::size_t>(t)].p;
+      uniform = std::fabs(q - r * p) < 0.05 + 1e-6 * std::fabs(p);
+      if (std::fabs(q - std::round(q)) > 0.1) ++off_integer;
+    }
+    if (uniform && off_integer * 4 >= d.tokens) {
+      position_class = true;
+      std::string what;
+      if (claimed.scaling == scaling_kind::linear)
+        what = fmt("linear scaling with factor %.6g, not the claimed %g", claimed.factor / r, claimed.factor);
+      else if (claimed.scaling == scaling_kind::none)
+        what = fmt("linear scaling (position interpolation) with factor %.6g, though the claim has no scaling", 1 / r);
+      else
+        what = fmt("the claimed %s schedule times %.6g in every band", std::string(to_string(claimed.scaling)).c_str(), r);
+      add(v, "scaling_wrong",
+          fmt("every frequency is %.6g times the claimed one (implied positions are %.6g p, not integers, at %d of %d "
+              "tokens): %s",
+              r, r, off_integer, d.tokens, what.c_str()),
+          0.96);
+    }
+  }
+  if (positions_explain && !position_class) {
     double lo = imp[0].p, hi = imp[0].p;
     std::vector<double> dp;
     for (int t = 0; t < d.tokens; ++t) {
@@ -543,6 +804,29 @@ verdict audit(const dump& d, const rope_config& claimed, const audit_options& op
               0.9);
           break;
         }
+      if (shifted > 0 && !position_class) {
+        // Some tokens act at other positions, by no common offset or grid: a KV cache writing a
+        // few tokens at the wrong index, decode restarting at 0. Name the tokens.
+        position_class = true;
+        int at_zero = 0;
+        std::string examples;
+        int shown = 0;
+        for (int t = 0; t < d.tokens; ++t) {
+          if (std::fabs(dp[static_cast<std::size_t>(t)]) < 0.5) continue;
+          if (std::fabs(imp[static_cast<std::size_t>(t)].p) < 0.5) ++at_zero;
+          if (shown < 4) {
+            examples += fmt("%s%lld -> %.0f", shown ? ", " : "", static_cast<long long>(d.positions[static_cast<std::size_t>(t)]),
+                            imp[static_cast<std::size_t>(t)].p);
+            ++shown;
+          }
+        }
+        add(v, "positions_wrong",
+            fmt("%d of %d tokens are rotated at other positions than claimed (claimed -> acting: %s%s)%s; the others "
+                "are right (angle fit residual <= %.2g rad)",
+                shifted, d.tokens, examples.c_str(), shifted > shown ? ", ..." : "",
+                at_zero == shifted ? ": every wrong one at position 0, as when decoding restarts at 0" : "", worst_fit),
+            0.9);
+      }
     }
   }
 
@@ -614,13 +898,73 @@ verdict audit(const dump& d, const rope_config& claimed, const audit_options& op
         bc.base = b_show;
         mis_b = mismatch(thetas(reference::rope_reference(bc)));
       }
-      if (mis_hd < 1e-3) {
+      // Scaling: missing, of another type, or with another factor (the claimed base kept).
+      double mis_s = std::numeric_limits<double>::infinity();
+      std::string scaling_found;
+      {
+        auto consider = [&](rope_config hc, const std::string& label) {
+          try {
+            validate(hc);
+            const double m = mismatch(thetas(reference::rope_reference(hc, seq_len)));
+            if (m < mis_s) mis_s = m, scaling_found = label;
+          } catch (const std::exception&) {
+            // a hypothesis the rules cannot evaluate (e.g. llama3 without an original length)
+          }
+        };
+        if (claimed.scaling != scaling_kind::none) {
+          rope_config none = used_cfg;
+          none.scaling = scaling_kind::none;
+          consider(none, "no scaling at all (plain base^(-2i/d))");
+        }
+        for (scaling_kind k : {scaling_kind::linear, scaling_kind::ntk, scaling_kind::yarn, scaling_kind::llama3}) {
+          if (k == claimed.scaling) continue;
+          rope_config hc = used_cfg;
+          hc.scaling = k;
+          if (hc.factor <= 1) continue;
+          if (hc.original_max_position_embeddings <= 0)
+            hc.original_max_position_embeddings = static_cast<std::int64_t>(
+                std::llround(static_cast<double>(hc.max_position_embeddings) / hc.factor));
+          consider(hc, fmt("%s scaling with factor %g", std::string(to_string(k)).c_str(), hc.factor));
+        }
+        if (claimed.scaling != scaling_kind::none)
+          for (double f : {1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 16.0, 20.0, 32.0, 40.0, 64.0}) {
+            if (f == claimed.factor) continue;
+            rope_config hc = used_cfg;
+            hc.factor = f;
+            consider(hc, fmt("%s scaling with factor %g", std::string(to_string(claimed.scaling)).c_str(), f));
+          }
+      }
+      if (mis_s < 1e-3 && mis_s < mis_b) {
+        freq_class = true;
+        add(v, "scaling_wrong",
+            fmt("the frequencies follow %s, not the claimed %s scaling with factor %g: all %d bands agree to %.2g "
+                "(the claimed schedule is off by up to %.3g relative, band %d)",
+                scaling_found.c_str(), std::string(to_string(claimed.scaling)).c_str(), claimed.factor, ub, mis_s,
+                max_rel_f, max_rel_band),
+            0.96);
+      } else if (mis_hd < 1e-3) {
         freq_class = true;
         add(v, "rotary_dim_wrong",
             fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim): all %d bands agree "
                 "to %.2g, the claimed schedule is off by up to %.3g relative (band %d)",
                 d.head_dim, claimed.rotary_dim, ub, mis_hd, max_rel_f, max_rel_band),
             0.93);
+      } else if (mis_b < 1e-3 && claimed.scaling == scaling_kind::dynamic_ntk && b_est > claimed.base * (1 + 1e-4)) {
+        // Dynamic NTK raises the base with the sequence length and must fall back when a shorter
+        // sequence follows; frequencies of a larger base than this sequence's are a stale update.
+        freq_class = true;
+        const double dd_ = static_cast<double>(P.rd);
+        const double s_ = claimed.factor;
+        const double L = static_cast<double>(claimed.max_position_embeddings);
+        const double implied_len = L * (std::pow(b_est / claimed.base, (dd_ - 2) / dd_) + s_ - 1) / s_;
+        const double expected_base = detail::ntk_base_in<double>(claimed, seq_len);
+        add(v, "dynamic_ntk_not_reset",
+            fmt("dynamic NTK was not reset: the frequencies follow base %.6g (fitted, all %d bands agree to %.2g), "
+                "the dynamic base of a sequence of ~%.0f tokens, but this sequence is %lld tokens long and needs "
+                "base %.6g (max_position_embeddings %lld, factor %g)",
+                b_est, ub, mis_b, implied_len, static_cast<long long>(seq_len), expected_base,
+                static_cast<long long>(claimed.max_position_embeddings), claimed.factor),
+            0.95);
       } else if (mis_b < 1e-3) {
         freq_class = true;
         add(v, "base_wrong",

@@ -19,6 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -35,20 +38,48 @@ struct dump {
 };
 
 struct finding {
-  // Stable ids: layout_swapped, base_wrong, positions_offset, positions_constant, rotary_dim_wrong,
-  // attention_factor_wrong, positions_low_precision, inv_freq_low_precision, angle_drift_fp32,
-  // fast_sincos, cos_sin_low_precision.
+  // Stable ids: layout_swapped, base_wrong, positions_offset, positions_constant, positions_wrong,
+  // rotary_dim_wrong, attention_factor_wrong, positions_low_precision, inv_freq_low_precision,
+  // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
+  // non_finite, not_hf_convention (judged against HF's convention, exact instead).
   std::string bug_class;
   std::string sentence;  // one line, with the evidence figures
   double confidence = 0; // 0..1; findings are ordered by it
 };
 
+// How far a dump is from one reference: the largest element error (unit: ulps of the dump dtype
+// relative to af (|x_a| + |x_b|)), where it is, and the largest error / allowance under that
+// reference's own allowance (<= 1: within it).
+struct distance {
+  double max_ulps = 0;
+  double max_abs = 0;
+  std::int64_t at_position = 0;
+  int at_band = -1;          // -1: a pass-through coordinate (or nothing measured)
+  double worst_ratio = 0;    // max over elements of error / allowance
+  std::int64_t worst_position = 0;
+  int worst_band = -1;
+};
+
+// Which mathematics the dump is judged against.
+//   exact  cos/sin of p theta_i with theta_i the exact schedule (the default): what the model means.
+//   hf     Hugging Face's convention computed exactly: inv_freq as HF computes it in fp32
+//          (hf_frequencies_fp32), the product fp32(fp32(p) inv_freq_i) rounded to fp32, then exact
+//          cos/sin of that angle times the exact attention factor. A model trained with HF's fp32
+//          angles is served faithfully only by reproducing them.
+enum class reference_kind { exact, hf };
+[[nodiscard]] std::string_view to_string(reference_kind k) noexcept;
+
 struct verdict {
   bool pass = false;
-  double max_error_ulps = 0;  // max over elements of |y - y*| / (af (|x_a|+|x_b|)) / eps_T
-  double max_error_abs = 0;   // max over elements of |y - y*|
+  reference_kind reference = reference_kind::exact;
+  double max_error_ulps = 0;  // against the chosen reference (= from_exact or from_hf .max_ulps)
+  double max_error_abs = 0;
   double tolerance = 0;       // allowance (ulps, same unit) at the element closest to / furthest over it
+  double worst_ratio = 0;     // error / allowance there: pass iff <= 1 (and every value finite)
   std::string tolerance_reason;
+  distance from_exact, from_hf;  // how far the dump is from each reference
+  std::int64_t elements = 0;     // values judged
+  int tokens_diagnosed = 0;      // tokens the diagnosis looked at (a spread subset of a large dump)
   std::vector<finding> findings;  // ordered by evidence (confidence, descending)
 };
 
@@ -56,6 +87,16 @@ struct audit_options {
   // fp32 angle drift beyond the exact-angle allowance is a warning by default; strict makes the
   // tolerance use exact angles for every dtype (the drift then fails and is named).
   bool strict = false;
+  reference_kind reference = reference_kind::exact;
+  // Replaces the derived allowance by a flat one: this many ulps of the dump dtype, relative to
+  // af (|x_a| + |x_b|) (pass-through coordinates keep theirs).
+  std::optional<double> tolerance_ulps;
+  // Sequence length for dynamic NTK (and LongRoPE's factor choice); 0 = max position + 1, the
+  // length HF's dynamic rule derives from the position ids.
+  std::int64_t seq_len = 0;
+  int threads = 0;                     // 0: all cores; the verdict does not depend on it
+  int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset
+  std::function<void(std::int64_t done, std::int64_t total)> progress;  // tokens judged
 };
 
 // Throws std::invalid_argument on an inconsistent dump (sizes, unknown dtype) or a config the

@@ -40,6 +40,11 @@ struct cos_sin_dd {
   dd sin;
 };
 
+// cos and sin of an angle given as a double (taken as the exact rational it is), in MPFR at
+// `precision_bits`: for references of a framework's convention, where the angle itself is the
+// convention's rounded product (HF: fp32(fp32(p) * fp32 inv_freq)) and only cos/sin are exact.
+[[nodiscard]] cos_sin_dd cos_sin_of_angle(double angle, int precision_bits = 160);
+
 class rope_reference {
  public:
   // Frequencies of `cfg` for a sequence of length `seq_len` (read by dynamic NTK and LongRoPE;
