@@ -1,8 +1,9 @@
 // Foreign kernels behind the C plugin interface (src/ropecheck/plugin.h), audited with the same
-// property drivers as ropecheck's own kernels: the example fp32 HF plugin must pass every property,
-// the same kernel with positions held in bf16 must fail at least one (its shrunk counterexample is
-// printed), and the loader must reject a missing file, a missing symbol, an ABI mismatch and an
-// invalid convention with a message naming what is wrong.
+// property drivers as ropecheck's own kernels (bind_plugin of rope_under_test.hpp, defined in the
+// library behind `ropecheck audit --plugin`, tools/audit/plugin_audit.cpp): the example fp32 HF
+// plugin must pass every property, the same kernel with positions held in bf16 must fail at least
+// one (its shrunk counterexample is printed), and the loader must reject a missing file, a missing
+// symbol, an ABI mismatch and an invalid convention with a message naming what is wrong.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -37,34 +38,6 @@ std::string abi2_plugin_path() {
   std::string p = ROPECHECK_EXAMPLE_PLUGIN;
   const auto dot = p.rfind(".so");
   return p.substr(0, dot) + "_abi2" + p.substr(dot);
-}
-
-// A loaded plugin as an implementation under test: the convention it declares, the MPFR reference
-// of that convention, its apply() as the rotation, and the fp32 HF kernel's error bound (what a
-// correct fp32 kernel of that convention is allowed).
-rope_under_test bind_plugin(const loaded_plugin& p) {
-  const named_config nc{p.name(), p.declared(), 0};
-  rope_under_test r;
-  r.name = "plugin:" + p.name() + " " + std::string(ropecheck::plugin::to_string(p.element_type()));
-  r.declared = nc.cfg;
-  r.seq_len = nc.seq_len;
-  if (p.element_type() == ropecheck::plugin::dtype::f16) r.max_position = 65504;
-  r.ref = std::make_shared<const reference::rope_reference>(nc.cfg, nc.seq_len);
-  switch (p.element_type()) {
-    case ropecheck::plugin::dtype::f32: r.to_storage = [](long double v) { return static_cast<long double>(static_cast<float>(v)); }; break;
-    case ropecheck::plugin::dtype::f64: r.to_storage = [](long double v) { return static_cast<long double>(static_cast<double>(v)); }; break;
-    case ropecheck::plugin::dtype::bf16: r.to_storage = [](long double v) { return scalar_traits<bfloat16>::widen(scalar_traits<bfloat16>::narrow(v)); }; break;
-    case ropecheck::plugin::dtype::f16: r.to_storage = [](long double v) { return scalar_traits<float16>::widen(scalar_traits<float16>::narrow(v)); }; break;
-  }
-  r.rotate = [p](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
-                 rotation_sense sense) { p.apply(x, y, heads, pos, sense == rotation_sense::inverse); };
-  const auto ref = r.ref;
-  const auto model = hf_model<float>(nc);
-  r.bound = [ref, model](std::int64_t pos, int band) {
-    const long double af = ref->attention_factor().value();
-    return rotation_bound<float, float>(cos_sin_bound(model, *ref, pos, band), af) / af;
-  };
-  return r;
 }
 
 const rope_under_test& correct_plugin() {
@@ -190,10 +163,9 @@ class PluginProperty : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(PluginProperty, the_correct_example_plugin_passes) {
   const auto p = rope_properties()[GetParam()];
-  // The materialised matrix checks a whole 128 x 128 matrix per case: 20 cases per 100 (as in
-  // rope_properties_test.cpp).
-  const int cases = std::string(p.name) == "materialised_matrix_is_orthogonal" ? 20 : 0;
-  const auto out = check_property(std::string("plugin/correct/") + p.name, p.make(correct_plugin()), false, cases);
+  // p.cases: the materialised matrix checks a whole 128 x 128 matrix per case, 20 cases per 100
+  // (as in rope_properties_test.cpp).
+  const auto out = check_property(std::string("plugin/correct/") + p.name, p.make(correct_plugin()), false, p.cases);
   EXPECT_TRUE(out.passed) << p.name << ": " << out.report();
 }
 
@@ -204,8 +176,7 @@ TEST(PluginAudit, the_buggy_plugin_with_positions_in_bf16_fails_and_its_shrunk_c
   const auto& impl = buggy_plugin();
   std::vector<std::string> failed;
   for (const auto& p : rope_properties()) {
-    const int cases = std::string(p.name) == "materialised_matrix_is_orthogonal" ? 20 : 0;
-    const auto out = check_property(std::string("plugin/buggy/") + p.name, p.make(impl), /*quiet=*/true, cases);
+    const auto out = check_property(std::string("plugin/buggy/") + p.name, p.make(impl), /*quiet=*/true, p.cases);
     if (out.passed) continue;
     failed.push_back(p.name);
     std::cout << "[plugin audit] " << impl.name << " FAILS " << p.name << ": " << out.report() << "\n";

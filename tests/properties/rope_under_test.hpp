@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct rope_under_test {
   rope_config declared;        // the convention it claims to implement
   std::int64_t seq_len = 0;    // for the length-dependent rules
   std::int64_t max_position = (std::int64_t{1} << 31) - 1;  // where its contract ends (fp16: 65504)
+  // Whether it computes in double or wider (positions drawn to 2^31, else 2^24); unset: read
+  // from the name ("double", "mpfr"), which a foreign kernel's name cannot be trusted for.
+  std::optional<bool> wide_compute;
   std::shared_ptr<const reference::rope_reference> ref;      // the reference for `declared`
   // Round a value to the storage type (inputs are drawn exact, this is a guard).
   std::function<long double(long double)> to_storage;
@@ -128,6 +132,21 @@ cos_sin_model exact_model() {
 
 // The MPFR kernel (tests/properties/mpfr_kernel.cpp keeps Boost.Multiprecision out of this header).
 rope_under_test bind_mpfr_kernel(const named_config& nc);
+
+}  // namespace ropecheck::test
+
+namespace ropecheck::plugin {
+class loaded_plugin;  // tools/audit/plugin_loader.hpp
+}
+
+namespace ropecheck::test {
+
+// A foreign kernel behind the C plugin interface (src/ropecheck/plugin.h): the convention it
+// declares, the MPFR reference of that convention, its apply() as the rotation, and the error
+// bound of HF's fp32 path stored in the plugin's dtype (what a correct kernel of that convention
+// and dtype is allowed). Defined in tools/audit/plugin_audit.cpp (library ropecheck_plugin_audit),
+// which keeps dlopen and the loader out of this header.
+rope_under_test bind_plugin(const plugin::loaded_plugin& p);
 
 // Every correct implementation of `nc` that real engines correspond to: eager arithmetic in each
 // type, 16-bit storage with fp32 compute (fused kernels), HF's path in fp32 and bf16, ggml's,
