@@ -1,0 +1,94 @@
+# tests/torch/audit_case.cmake — one end-to-end case of the torch label (see torch.cmake):
+#   cmake -DPYTHON=/usr/bin/python3 -DSCRIPT=tools/dump/torch_rope_dump.py -DROPECHECK=<ropecheck>
+#         -DDIR=<case folder> -DDUMP_ARGS="<dump options>" -DEXPECT_EXIT=<0|1|2> [-DEXPECT_CLASS=<bug class>]
+#         -P audit_case.cmake
+# Dumps the implementation into DIR, runs `ropecheck audit DIR/dump.safetensors (or DIR/dump for
+# --format npy) --config DIR/config.json --json DIR/verdict.json`, and passes only when the exit code
+# is EXPECT_EXIT, verdict.json's "pass" agrees with it, and (when EXPECT_CLASS is given)
+# findings[0].bug_class is EXPECT_CLASS. The audit's human output is printed in every case (and kept
+# in DIR/audit.txt).
+#   cmake -DUNAVAILABLE=1 [-DPYTHON=...] -P audit_case.cmake   fails with the message to install torch.
+cmake_minimum_required(VERSION 3.19)  # string(JSON)
+
+if(UNAVAILABLE)
+  if(NOT PYTHON)
+    set(PYTHON /usr/bin/python3)
+  endif()
+  message(FATAL_ERROR
+    "torch end-to-end tests need Debian's python3-torch and python3-numpy for ${PYTHON} "
+    "(`${PYTHON} -c \"import torch, numpy\"` failed when this build was configured). "
+    "Run `tools/bootstrap test` (it installs the packages of tools/debian-packages.txt), then reconfigure.")
+endif()
+
+foreach(v PYTHON SCRIPT ROPECHECK DIR DUMP_ARGS EXPECT_EXIT)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "audit_case.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+
+separate_arguments(args UNIX_COMMAND "${DUMP_ARGS}")
+set(dump "${DIR}/dump.safetensors")
+if(DUMP_ARGS MATCHES "--format[ =]npy")
+  set(dump "${DIR}/dump")
+endif()
+
+file(REMOVE_RECURSE "${DIR}")
+file(MAKE_DIRECTORY "${DIR}")
+
+# 1. The dump (with its float64 self-check line).
+execute_process(COMMAND "${PYTHON}" "${SCRIPT}" ${args} --out "${DIR}" --self-check
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(JOIN " " shown_dump "${PYTHON}" "${SCRIPT}" ${args} --out "${DIR}" --self-check)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the dump script failed (exit ${rc}):\n  ${shown_dump}\n${out}${err}")
+endif()
+message(STATUS "dump: ${shown_dump}\n${out}${err}")
+
+# 2. The audit.
+set(audit_cmd "${ROPECHECK}" audit "${dump}" --config "${DIR}/config.json" --json "${DIR}/verdict.json")
+string(JOIN " " shown_audit ${audit_cmd})
+execute_process(COMMAND ${audit_cmd} RESULT_VARIABLE arc OUTPUT_VARIABLE aout ERROR_VARIABLE aerr)
+file(WRITE "${DIR}/audit.txt" "${aout}${aerr}")
+message(STATUS "audit: ${shown_audit}\nexit ${arc}\n${aout}${aerr}")
+
+# 3. The checks.
+set(problems "")
+if(NOT arc STREQUAL "${EXPECT_EXIT}")
+  string(APPEND problems "  exit code ${arc}, expected ${EXPECT_EXIT}\n")
+endif()
+set(top_class "")
+set(top_sentence "")
+if(EXISTS "${DIR}/verdict.json")
+  file(READ "${DIR}/verdict.json" verdict)
+  string(JSON pass ERROR_VARIABLE jerr GET "${verdict}" pass)
+  if(jerr)
+    string(APPEND problems "  verdict.json has no top-level \"pass\": ${jerr}\n")
+  elseif(EXPECT_EXIT STREQUAL "0" AND NOT pass)
+    string(APPEND problems "  verdict.json says pass = ${pass}, expected true\n")
+  elseif(EXPECT_EXIT STREQUAL "1" AND pass)
+    string(APPEND problems "  verdict.json says pass = ${pass}, expected false\n")
+  endif()
+  string(JSON top_class ERROR_VARIABLE jerr GET "${verdict}" findings 0 bug_class)
+  if(jerr)
+    set(top_class "")
+  endif()
+  string(JSON top_sentence ERROR_VARIABLE jerr GET "${verdict}" findings 0 sentence)
+  if(jerr)
+    set(top_sentence "")
+  endif()
+elseif(NOT EXPECT_EXIT STREQUAL "2")
+  string(APPEND problems "  ${DIR}/verdict.json was not written\n")
+endif()
+if(EXPECT_CLASS AND NOT top_class STREQUAL EXPECT_CLASS)
+  if(top_class STREQUAL "")
+    string(APPEND problems "  findings[0].bug_class is missing, expected ${EXPECT_CLASS}\n")
+  else()
+    string(APPEND problems "  findings[0].bug_class is ${top_class}, expected ${EXPECT_CLASS}\n")
+  endif()
+endif()
+
+if(NOT problems STREQUAL "")
+  message(FATAL_ERROR "torch audit case failed:\n${problems}dump:  ${shown_dump}\naudit: ${shown_audit}\n"
+                      "audit output (exit ${arc}):\n${aout}${aerr}")
+endif()
+message(STATUS "ok: exit ${arc}, top finding: ${top_class} ${top_sentence}")

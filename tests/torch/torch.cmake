@@ -1,0 +1,74 @@
+# tests/torch/torch.cmake — real torch RoPE implementations audited end to end (label torch).
+# tools/dump/torch_rope_dump.py runs transformers' Llama RoPE (hf) or Meta's llama RoPE (meta) with
+# Debian's python3-torch, correct or with one known bug; `ropecheck audit` must pass the correct ones
+# (exit 0) and fail the buggy ones (exit 1) naming the bug class first. One case per test; each
+# writes ${CMAKE_CURRENT_BINARY_DIR}/torch/<case>/ (dump, config.json, verdict.json, audit.txt).
+# Included (optionally) by tests/CMakeLists.txt.
+if(NOT TARGET ropecheck)
+  return()
+endif()
+
+set(ROPECHECK_TORCH_PYTHON /usr/bin/python3 CACHE FILEPATH
+    "Python with Debian's python3-torch and python3-numpy, for the torch end-to-end tests")
+set(_rc_torch_case ${CMAKE_CURRENT_LIST_DIR}/audit_case.cmake)
+
+execute_process(COMMAND ${ROPECHECK_TORCH_PYTHON} -c "import torch, numpy"
+                RESULT_VARIABLE _rc_torch_import OUTPUT_QUIET ERROR_QUIET)
+if(NOT _rc_torch_import EQUAL 0)
+  message(STATUS "torch tests: `${ROPECHECK_TORCH_PYTHON} -c \"import torch, numpy\"` failed; "
+                 "registering torch.available, which fails (run tools/bootstrap)")
+  add_test(NAME torch.available COMMAND ${CMAKE_COMMAND} -DUNAVAILABLE=1 -DPYTHON=${ROPECHECK_TORCH_PYTHON} -P ${_rc_torch_case})
+  set_tests_properties(torch.available PROPERTIES LABELS torch TIMEOUT 300)
+  return()
+endif()
+
+# ropecheck_torch_case(<name> <expected exit> <expected top bug class or "-"> <dump options...>)
+function(ropecheck_torch_case name expect_exit expect_class)
+  string(JOIN " " dump_args ${ARGN})
+  if(expect_class STREQUAL "-")
+    set(expect_class "")
+  endif()
+  add_test(NAME torch.${name}
+           COMMAND ${CMAKE_COMMAND}
+                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
+                   -DSCRIPT=${PROJECT_SOURCE_DIR}/tools/dump/torch_rope_dump.py
+                   -DROPECHECK=$<TARGET_FILE:ropecheck>
+                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/${name}
+                   "-DDUMP_ARGS=${dump_args}"
+                   -DEXPECT_EXIT=${expect_exit}
+                   -DEXPECT_CLASS=${expect_class}
+                   -P ${_rc_torch_case})
+  set_tests_properties(torch.${name} PROPERTIES LABELS torch TIMEOUT 300)
+endfunction()
+
+# Correct implementations (default scaling, base 500000 unless said): the audit passes them.
+ropecheck_torch_case(hf_fp32 0 - --impl hf --dtype float32)
+ropecheck_torch_case(hf_bf16 0 - --impl hf --dtype bfloat16)
+ropecheck_torch_case(meta_fp32 0 - --impl meta --dtype float32)
+ropecheck_torch_case(meta_bf16 0 - --impl meta --dtype bfloat16)
+ropecheck_torch_case(hf_bf16_npy 0 - --impl hf --dtype bfloat16 --format npy)
+ropecheck_torch_case(hf_fp32_yarn 0 - --impl hf --dtype float32 --scaling yarn --factor 4
+                     --original-max-position-embeddings 32768)
+ropecheck_torch_case(hf_fp32_partial 0 - --impl hf --dtype float32 --rotary-fraction 0.5)
+ropecheck_torch_case(hf_fp32_llama3 0 - --impl hf --dtype float32 --scaling llama3 --factor 8
+                     --low-freq-factor 1 --high-freq-factor 4 --original-max-position-embeddings 8192)
+
+# One known bug each: the audit fails them and names the class first.
+ropecheck_torch_case(hf_fp32_bf16_positions 1 positions_low_precision --impl hf --dtype float32 --bug bf16_positions)
+ropecheck_torch_case(hf_bf16_bf16_positions 1 positions_low_precision --impl hf --dtype bfloat16 --bug bf16_positions)
+ropecheck_torch_case(meta_fp32_bf16_positions 1 positions_low_precision --impl meta --dtype float32 --bug bf16_positions)
+ropecheck_torch_case(hf_fp32_wrong_base 1 base_wrong --impl hf --dtype float32 --bug wrong_base)
+ropecheck_torch_case(meta_fp32_layout_swapped 1 layout_swapped --impl meta --dtype float32 --bug layout_swapped)
+ropecheck_torch_case(hf_fp32_cos_sin_bf16 1 cos_sin_low_precision --impl hf --dtype float32 --bug cos_sin_bf16)
+ropecheck_torch_case(hf_fp32_offset_by_one 1 positions_offset --impl hf --dtype float32 --bug offset_by_one)
+ropecheck_torch_case(hf_fp32_partial_over_head_dim 1 rotary_dim_wrong --impl hf --dtype float32
+                     --rotary-fraction 0.5 --bug partial_over_head_dim)
+ropecheck_torch_case(hf_fp32_yarn_factor_missing 1 attention_factor_wrong --impl hf --dtype float32 --scaling yarn
+                     --factor 4 --original-max-position-embeddings 32768 --bug yarn_factor_missing)
+ropecheck_torch_case(hf_fp32_yarn_factor_doubled 1 attention_factor_wrong --impl hf --dtype float32 --scaling yarn
+                     --factor 4 --original-max-position-embeddings 32768 --bug yarn_factor_doubled)
+ropecheck_torch_case(hf_fp32_inv_freq_bf16 1 inv_freq_low_precision --impl hf --dtype float32 --bug inv_freq_bf16)
+ropecheck_torch_case(hf_fp32_decode_at_zero 1 positions_constant --impl hf --dtype float32 --bug decode_at_zero)
+ropecheck_torch_case(hf_fp32_fast_sincos 1 fast_sincos --impl hf --dtype float32 --bug fast_sincos)
+ropecheck_torch_case(hf_fp32_dynamic_ntk_not_reset 1 dynamic_ntk_not_reset --impl hf --dtype float32
+                     --scaling dynamic --factor 2 --bug dynamic_ntk_not_reset)
