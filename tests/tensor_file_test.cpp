@@ -353,3 +353,143 @@ TEST_F(TensorFile, AHeaderClaiming2To60ElementsInATinyFileFailsFastWithoutAlloca
 }
 
 }  // namespace
+
+// ---- in-memory forms (parse_safetensors, parse_npy): what fuzz/ drives; the file readers wrap them ----
+
+namespace {
+
+using ropecheck::audit::parse_npy;
+using ropecheck::audit::parse_safetensors;
+
+std::span<const unsigned char> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const unsigned char*>(s.data()), s.size()};
+}
+
+// The message of the input_error f throws; a failure if it throws none.
+std::string rejection(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no input_error";
+  return "";
+}
+
+void expect_same_tensor(const tensor& got, const tensor& want) {
+  EXPECT_EQ(got.name, want.name);
+  EXPECT_EQ(got.type, want.type);
+  EXPECT_EQ(got.shape, want.shape);
+  expect_bits(got.values, want.values);
+  EXPECT_EQ(got.has_non_finite, want.has_non_finite);
+}
+
+TEST_F(TensorFile, InMemoryParsersReadWhatTheFileReadersReadBitForBit) {
+  const std::string st = safetensors_bytes(
+      "{\"bf\": {\"dtype\": \"BF16\", \"shape\": [9], \"data_offsets\": [0, 18]},"
+      " \"pos\": {\"dtype\": \"I64\", \"shape\": [1, 2], \"data_offsets\": [18, 34]}}",
+      bf16_bits + le64s({0, 1ull << 53}));
+  const auto from_file = read_safetensors(write("m.safetensors", st));
+  const auto in_memory = parse_safetensors(bytes_of(st), "m.safetensors");
+  ASSERT_EQ(in_memory.size(), 2u);
+  ASSERT_EQ(from_file.size(), 2u);
+  for (const auto& [name, t] : from_file) expect_same_tensor(in_memory.at(name), t);
+  expect_bits(in_memory.at("bf").values, bf16_values);
+
+  // The tensor is named after the stem of the name given, as after the file's stem.
+  const std::string np = npy_bytes(2, "{'descr': '<u2', 'fortran_order': False, 'shape': (3, 3), }", bf16_bits);
+  const tensor t = parse_npy(bytes_of(np), "some/dir/k_bf16.npy", dtype::bf16);
+  EXPECT_EQ(t.name, "k_bf16");
+  EXPECT_EQ(t.shape, (std::vector<std::int64_t>{3, 3}));
+  expect_same_tensor(t, read_npy(write("k_bf16.npy", np), dtype::bf16));
+}
+
+TEST_F(TensorFile, InMemoryRejectionsNameTheGivenNameAndSayWhatTheFileReadersSay) {
+  const std::vector<std::pair<std::string, std::string>> bad_safetensors = {
+      {"short.safetensors", "\x10\x00\x00"},
+      {"absurd.safetensors", le(1ull << 40, 8) + "{}"},
+      {"json.safetensors", safetensors_bytes("{\"a\": ", "")},
+      {"wrap.safetensors", safetensors_bytes(
+           "{\"a\": {\"dtype\": \"F32\", \"shape\": [4611686018427387904, 1], \"data_offsets\": [0, 16]}}", std::string(16, '\0'))},
+      {"overlap.safetensors", safetensors_bytes(
+           "{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+           " \"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}", std::string(16, '\0'))},
+      {"i64.safetensors", safetensors_bytes("{\"p\": {\"dtype\": \"I64\", \"shape\": [1], \"data_offsets\": [0, 8]}}",
+                                            le64s({(1ull << 53) + 1}))},
+  };
+  for (const auto& [name, bytes] : bad_safetensors) {
+    const fs::path p = write(name, bytes);
+    const std::string from_file = rejection([&] { (void)read_safetensors(p); });
+    const std::string in_memory = rejection([&] { (void)parse_safetensors(bytes_of(bytes), name); });
+    ASSERT_EQ(in_memory.rfind(name + ": ", 0), 0u) << in_memory;
+    ASSERT_EQ(from_file.rfind(p.string() + ": ", 0), 0u) << from_file;
+    EXPECT_EQ(in_memory.substr(name.size()), from_file.substr(p.string().size())) << name;
+  }
+  const std::vector<std::pair<std::string, std::string>> bad_npy = {
+      {"short.npy", std::string("\x93NUMPY\x01", 7)},
+      {"absurd.npy", std::string("\x93NUMPY\x02\x00", 8) + le(0xFFFFFFFFu, 4) + "{}"},
+      {"trailing.npy", npy_bytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", le64s({1, 2}))},
+      {"u2.npy", npy_bytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (1,), }", le16s({0x3F80}))},
+      {"fortran.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", le32s({0}))},
+  };
+  for (const auto& [name, bytes] : bad_npy) {
+    const fs::path p = write(name, bytes);
+    const std::string from_file = rejection([&] { (void)read_npy(p); });
+    const std::string in_memory = rejection([&] { (void)parse_npy(bytes_of(bytes), name); });
+    ASSERT_EQ(in_memory.rfind(name + ": ", 0), 0u) << in_memory;
+    EXPECT_EQ(in_memory.substr(name.size()), from_file.substr(p.string().size())) << name;
+  }
+  // A declaration other than bf16 is refused before the bytes are looked at.
+  EXPECT_NE(rejection([] { (void)parse_npy({}, "x.npy", dtype::f32); }).find("only bfloat16 can be declared"), std::string::npos);
+}
+
+TEST_F(TensorFile, EmptyInputIsTruncatedInMemoryAndOnDisk) {
+  EXPECT_NE(rejection([] { (void)parse_safetensors({}, "e.safetensors"); }).find("e.safetensors: truncated"), std::string::npos);
+  EXPECT_NE(rejection([] { (void)parse_npy({}, "e.npy"); }).find("e.npy: truncated"), std::string::npos);
+  expect_safetensors_error(write("e.safetensors", ""), "truncated");
+  expect_npy_error(write("e.npy", ""), "truncated");
+}
+
+// nlohmann::json parses iteratively, but dump() and operator== recurse per level: the reader must
+// never call them on header values (config_json.hpp did; see fuzz/corpus/config_json/finding_*).
+TEST_F(TensorFile, DeeplyNestedJsonHeadersAreRejectedWithoutRecursingPerLevel) {
+  const std::size_t depth = 200000;  // ~400 KB of brackets; recursion per level would overflow an 8 MB stack
+  const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"whole", deep},
+      {"desc", "{\"a\": " + deep + "}"},
+      {"metadata", "{\"__metadata__\": {\"k\": " + deep + "}}"},
+      {"dtype", "{\"a\": {\"dtype\": " + deep + ", \"shape\": [], \"data_offsets\": [0, 0]}}"},
+      {"shape", "{\"a\": {\"dtype\": \"F32\", \"shape\": [" + deep + "], \"data_offsets\": [0, 0]}}"},
+      {"offsets", "{\"a\": {\"dtype\": \"F32\", \"shape\": [], \"data_offsets\": [" + deep + ", 4]}}"},
+  };
+  for (const auto& [what, header] : headers) {
+    const std::string bytes = safetensors_bytes(header, "");
+    EXPECT_FALSE(rejection([&] { (void)parse_safetensors(bytes_of(bytes), what + ".safetensors"); }).empty()) << what;
+  }
+}
+
+// The fuzz seed corpus (fuzz/make_corpus.py) is what its file names say: valid_* read, bad_* are rejected.
+TEST_F(TensorFile, FuzzSeedsNamedValidReadAndSeedsNamedBadAreRejected) {
+  const fs::path corpus = fs::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus";
+  if (!fs::is_directory(corpus)) GTEST_SKIP() << "no fuzz corpus at " << corpus;
+  int valid = 0, bad = 0;
+  for (const char* target : {"safetensors", "npy"}) {
+    for (const auto& e : fs::directory_iterator(corpus / target)) {
+      const std::string stem = e.path().filename().string();
+      const bool st = std::string(target) == "safetensors";
+      auto read = [&] { st ? (void)read_safetensors(e.path()) : (void)read_npy(e.path(), dtype::bf16); };
+      if (stem.rfind("valid_", 0) == 0) {
+        EXPECT_NO_THROW(read()) << e.path();
+        ++valid;
+      } else if (stem.rfind("bad_", 0) == 0) {
+        EXPECT_THROW(read(), input_error) << e.path();
+        ++bad;
+      }
+    }
+  }
+  EXPECT_GE(valid, 12);
+  EXPECT_GE(bad, 12);
+}
+
+}  // namespace

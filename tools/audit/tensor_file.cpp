@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <system_error>
 #include <utility>
 
@@ -26,38 +28,51 @@ constexpr std::uint64_t max_header_bytes = 100ull * 1024 * 1024;
 // Integers of magnitude <= 2^53 are exact as double.
 constexpr std::int64_t max_exact_int = std::int64_t{1} << 53;
 
-// A file opened for reading at explicit offsets; every read is checked against its size first.
-class byte_file {
+// A whole file's bytes, read at explicit offsets; every read is checked against its size first.
+class byte_view {
  public:
-  explicit byte_file(fs::path path) : path_(std::move(path)) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path_, ec)) fail("not a regular file (or does not exist)");
-    size_ = fs::file_size(path_, ec);
-    if (ec) fail("cannot get file size: " + ec.message());
-    in_.open(path_, std::ios::binary);
-    if (!in_) fail("cannot open for reading");
-  }
+  byte_view(std::span<const unsigned char> bytes, const fs::path& path) : bytes_(bytes), path_(path) {}
 
   [[noreturn]] void fail(const std::string& problem) const { throw input_error(path_, problem); }
-  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  [[nodiscard]] std::uint64_t size() const noexcept { return bytes_.size(); }
 
-  // n bytes at offset; `what` names the part for the truncation message.
-  std::vector<unsigned char> read(std::uint64_t offset, std::uint64_t n, std::string_view what) {
-    if (offset > size_ || n > size_ - offset)
+  // n bytes at offset (a view, no copy); `what` names the part for the truncation message.
+  [[nodiscard]] std::span<const unsigned char> read(std::uint64_t offset, std::uint64_t n, std::string_view what) const {
+    if (offset > size() || n > size() - offset)
       fail("truncated: " + std::string(what) + " needs bytes [" + std::to_string(offset) + ", " +
-           std::to_string(offset + n) + ") but the file has " + std::to_string(size_) + " bytes");
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(n));
-    in_.seekg(static_cast<std::streamoff>(offset));
-    if (n > 0 && !in_.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(n)))
-      fail("read error in " + std::string(what));
-    return bytes;
+           std::to_string(offset + n) + ") but the file has " + std::to_string(size()) + " bytes");
+    return bytes_.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(n));
   }
 
  private:
-  fs::path path_;
-  std::uint64_t size_ = 0;
-  std::ifstream in_;
+  std::span<const unsigned char> bytes_;
+  const fs::path& path_;
 };
+
+// The whole file in memory, allocated once at the file's size (not zero-filled first: the read
+// overwrites it). Rejections are the ones read_safetensors/read_npy always gave for unreadable files.
+struct file_bytes {
+  std::unique_ptr<unsigned char[]> data;
+  std::size_t size = 0;
+  [[nodiscard]] std::span<const unsigned char> span() const noexcept { return {data.get(), size}; }
+};
+
+file_bytes read_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw input_error(path, "not a regular file (or does not exist)");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw input_error(path, "cannot get file size: " + ec.message());
+  if (size > std::numeric_limits<std::size_t>::max() / 2)
+    throw input_error(path, "file of " + std::to_string(size) + " bytes is too large to read");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error(path, "cannot open for reading");
+  file_bytes f{std::make_unique_for_overwrite<unsigned char[]>(static_cast<std::size_t>(size)),
+               static_cast<std::size_t>(size)};
+  if (f.size > 0 && !in.read(reinterpret_cast<char*>(f.data.get()), static_cast<std::streamsize>(f.size)))
+    throw input_error(path, "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(size) +
+                                " bytes (file changed while reading?)");
+  return f;
+}
 
 // Little-endian unsigned integer of `width` bytes at p (independent of the host's byte order).
 std::uint64_t load_le(const unsigned char* p, std::size_t width) noexcept {
@@ -84,7 +99,7 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 
 // Decode count elements of type t from little-endian bytes into out (exact widening to double).
 // Called only after the caller checked bytes.size() == count * dtype_size(t).
-void decode(const byte_file& f, const std::string& name, dtype t, const std::vector<unsigned char>& bytes, tensor& out) {
+void decode(const byte_view& f, const std::string& name, dtype t, std::span<const unsigned char> bytes, tensor& out) {
   const std::size_t w = dtype_size(t);
   const std::size_t n = bytes.size() / w;
   out.values.resize(n);
@@ -136,7 +151,7 @@ struct npy_value {
 
 class py_dict_parser {
  public:
-  py_dict_parser(const byte_file& f, std::string_view text) : f_(f), t_(text) {}
+  py_dict_parser(const byte_view& f, std::string_view text) : f_(f), t_(text) {}
 
   std::map<std::string, npy_value> parse() {
     std::map<std::string, npy_value> out;
@@ -220,7 +235,7 @@ class py_dict_parser {
     return neg ? -v : v;
   }
 
-  const byte_file& f_;
+  const byte_view& f_;
   std::string_view t_;
   std::size_t i_ = 0;
 };
@@ -252,7 +267,12 @@ input_error::input_error(const std::filesystem::path& f, const std::string& prob
     : std::runtime_error(f.string() + ": " + problem), file(f) {}
 
 std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path) {
-  byte_file f(path);
+  const file_bytes bytes = read_file(path);
+  return parse_safetensors(bytes.span(), path);
+}
+
+std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path) {
+  const byte_view f(file, path);
   const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
   if (header_len > max_header_bytes)
     f.fail("header length " + std::to_string(header_len) + " is absurd (more than 100 MB)");
@@ -335,7 +355,12 @@ std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path
 }
 
 tensor read_npy(const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
-  byte_file f(path);
+  const file_bytes bytes = read_file(path);
+  return parse_npy(bytes.span(), path, declared_bf16);
+}
+
+tensor parse_npy(std::span<const unsigned char> file, const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
+  const byte_view f(file, path);
   if (declared_bf16 && *declared_bf16 != dtype::bf16)
     f.fail("only bfloat16 can be declared for uint16 data, not " + std::string(dtype_name(*declared_bf16)));
   const auto pre = f.read(0, 8, "the .npy magic and version");
@@ -352,7 +377,7 @@ tensor read_npy(const std::filesystem::path& path, std::optional<dtype> declared
     f.fail("truncated: header length " + std::to_string(header_len) + " is larger than the " +
            std::to_string(f.size() - header_start) + " bytes after the length field");
   const auto hb = f.read(header_start, header_len, "the header");
-  const std::string text(hb.begin(), hb.end());
+  const std::string_view text(reinterpret_cast<const char*>(hb.data()), hb.size());
 
   const auto dict = py_dict_parser(f, text).parse();
   for (const char* key : {"descr", "fortran_order", "shape"})

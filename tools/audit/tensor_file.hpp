@@ -9,6 +9,10 @@
 // header (header length, shape, offsets) is checked against the file size before anything is
 // allocated. Each rejection is an input_error whose message starts with the file name.
 //
+// Each reader has an in-memory form (parse_safetensors, parse_npy) taking the whole file's bytes
+// and the name to use in messages; the file readers read the file into memory once (transient
+// memory = the file size, beyond the output doubles) and call it. fuzz/ drives the in-memory forms.
+//
 // The json header stays inside tensor_file.cpp (STYLE.md: heavy headers out of include paths).
 #pragma once
 
@@ -16,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,12 +55,19 @@ struct input_error : std::runtime_error {
 // then the data buffer; offsets are relative to the buffer start, must lie inside it, must not
 // overlap, and e - b must equal product(shape) * itemsize. Gaps between tensors are tolerated.
 [[nodiscard]] std::map<std::string, tensor> read_safetensors(const std::filesystem::path& file);
+// The same from the whole file's bytes; `name` stands for the file in messages (input_error::file).
+[[nodiscard]] std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> bytes,
+                                                              const std::filesystem::path& name);
 
 // NumPy .npy v1.0/2.0/3.0, C order, little-endian descr '<f2' '<f4' '<f8' '<i4' '<i8', and '<u2'
 // only when declared_bf16 == dtype::bf16 (bfloat16 bit patterns saved as uint16, which is how
 // NumPy stores bf16). declared_bf16 affects '<u2' files only, so one flag can cover a directory
 // that also holds f32 values and i64 positions. The tensor's name is the file stem.
 [[nodiscard]] tensor read_npy(const std::filesystem::path& file, std::optional<dtype> declared_bf16 = {});
+// The same from the whole file's bytes; `name` stands for the file in messages and its stem names
+// the tensor.
+[[nodiscard]] tensor parse_npy(std::span<const unsigned char> bytes, const std::filesystem::path& name,
+                               std::optional<dtype> declared_bf16 = {});
 
 // Every regular file *.npy directly in dir (not recursive), keyed by file stem.
 [[nodiscard]] std::map<std::string, tensor> read_npy_dir(const std::filesystem::path& dir,
