@@ -12,7 +12,9 @@
 
 #include "ropecheck/angle.hpp"
 #include "ropecheck/rope.hpp"
+#include "ropecheck/reference/reference.hpp"
 #include "ropecheck/scalar.hpp"
+#include "ropecheck/schedule.hpp"
 
 namespace {
 
@@ -490,5 +492,41 @@ TEST(Diagnose, ExactAnglesAreNotHfsConvention) {
   const auto v = audit::audit(d, c, hf);
   print("fp64 angles, HF reference", v);
   expect_top(v, "not_hf_convention");
+}
+}  // namespace
+
+namespace {
+// The hf reference takes cos/sin of fp32 angles from long double libm: it must agree with MPFR's
+// exact value far below an ulp of float64 (2^-53) over the angles HF forms (positions to 2^31).
+TEST(Diagnose, HfReferenceCosSinAgreeWithMpfr) {
+  const auto c = claimed_config(128);
+  const auto s = hf_frequencies_fp32(c);
+  std::mt19937_64 gen(11);
+  long double worst = 0;
+  for (int k = 0; k < 4000; ++k) {
+    const auto p = static_cast<std::int64_t>(gen() % (std::uint64_t{1} << (k % 32)));
+    const float a = static_cast<float>(p) * s.inv_freq[static_cast<std::size_t>(k % 64)];
+    const auto m = reference::cos_sin_of_angle(static_cast<double>(a));
+    worst = std::max({worst, std::fabs(std::cos(static_cast<long double>(a)) - m.cos.value()),
+                      std::fabs(std::sin(static_cast<long double>(a)) - m.sin.value())});
+  }
+  std::printf("largest |libm long double - MPFR| over 4000 HF fp32 angles: %.3Lg (2^%.1f)\n", worst,
+              static_cast<double>(std::log2(worst)));
+  EXPECT_LT(worst, 0x1p-60L);
+}
+}  // namespace
+
+namespace {
+// The same bug in a bf16 dump: the slow bands' fits are noisy (bf16 outputs), the fast ones show
+// the grid.
+TEST(Diagnose, InvFreqInBf16Bf16Dump) {
+  const auto c = claimed_config(128);
+  std::vector<std::int64_t> pos;
+  for (int i = 0; i < 64; ++i) pos.push_back(i);
+  for (double q = 64; q < 131072; q *= 1.09) pos.push_back(static_cast<std::int64_t>(q));
+  const auto v = audit::audit(
+      make_dump<bfloat16>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "bfloat16"), c);
+  print("inv_freq in bf16, bf16 dump", v);
+  expect_top(v, "inv_freq_low_precision");
 }
 }  // namespace

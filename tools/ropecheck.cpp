@@ -1,6 +1,8 @@
 // tools/ropecheck.cpp — the ropecheck command line.
 //
 //   ropecheck report [--config config.json | --preset NAME] [convention overrides] [options]
+//   ropecheck audit DUMP [--config config.json | --preset NAME] [convention overrides] [options]
+//   ropecheck audit --plugin lib.so [--seed N] [--max-success N]
 //
 // `report` measures how far each implementation real engines use (HF's fp32 path, eager bf16,
 // fused bf16 storage with fp32 compute, fp16, fp64, ggml's repeated products, and the known-bad
@@ -8,13 +10,22 @@
 // comes from, tabulates the bands of the convention, and writes a folder: report.html with plots,
 // CSV of every series, summary.json with the verdicts (deterministic), timing.json.
 //
-// Exit codes: 0 report written, 2 bad input, usage, or a file that cannot be written.
+// `audit` judges what another implementation produced (a dump: positions, inputs x, outputs y,
+// optionally its cos/sin/inv_freq; safetensors or .npy) against the reference of the convention it
+// claims, and on failure names the bug class with evidence; with --plugin it drives the property
+// suite against a kernel behind src/ropecheck/plugin.h and prints shrunk counterexamples.
+//
+// Exit codes: report 0 written; audit 0 pass, 1 audit failed; both 2 bad input, usage, or a file
+// that cannot be read or written.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -22,7 +33,13 @@
 #include <string>
 #include <vector>
 
+#include "audit_input.hpp"
+#include "audit_output.hpp"
+#include "diagnose.hpp"
 #include "engine.hpp"
+#include "plugin_audit.hpp"
+#include "plugin_loader.hpp"
+#include "tensor_file.hpp"
 #include "output.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/presets.hpp"
@@ -35,30 +52,130 @@ using namespace ropecheck;
 // Progress on stderr: a redrawn bar on a terminal, a line every 10% otherwise (CI logs).
 class progress_bar {
  public:
-  progress_bar() : tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+  explicit progress_bar(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
   void operator()(std::int64_t done, std::int64_t total) {
     if (total <= 0) return;
     const double f = static_cast<double>(done) / static_cast<double>(total);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     if (tty_) {
       const int width = 40, filled = static_cast<int>(f * width);
-      std::fprintf(stderr, "\r[report] [%s%s] %5.1f%%  %.1f s", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+      std::fprintf(stderr, "\r[%s] [%s%s] %5.1f%%  %.1f s", label_.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
                    std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100 * f, secs);
       if (done >= total) std::fprintf(stderr, "\n");
     } else {
       const int decile = static_cast<int>(f * 10);
       if (decile > last_decile_) {
         last_decile_ = decile;
-        std::fprintf(stderr, "[report] %3d%% of %lld values, %.1f s\n", decile * 10, static_cast<long long>(total), secs);
+        std::fprintf(stderr, "[%s] %3d%% of %lld, %.1f s\n", label_.c_str(), decile * 10, static_cast<long long>(total), secs);
       }
     }
   }
 
  private:
+  std::string label_;
   bool tty_;
   std::chrono::steady_clock::time_point start_;
   int last_decile_ = 0;
 };
+
+// The convention flags both subcommands take (applied on top of --config/--preset).
+struct convention_flags {
+  std::string config_path, preset;
+  std::optional<int> head_dim, rotary_dim;
+  std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
+  std::optional<std::string> scaling, layout_name;
+  std::optional<std::int64_t> max_pe, orig_pe;
+
+  void add_to(CLI::App* app) {
+    app->add_option("--config", config_path, "HF config.json to read the rope fields from (v4 or v5)")
+        ->check(CLI::ExistingFile);
+    app->add_option("--preset", preset, "a built-in model convention: " + preset_names());
+    app->add_option("--head-dim", head_dim, "coordinates per head");
+    app->add_option("--rotary-dim", rotary_dim, "rotated coordinates (even, <= head_dim)");
+    app->add_option("--rotary-fraction", rotary_fraction, "partial_rotary_factor: rotary_dim = head_dim * fraction");
+    app->add_option("--base", base, "rope_theta");
+    app->add_option("--scaling", scaling, "default, linear, ntk, dynamic, yarn, llama3 (longrope needs --config)");
+    app->add_option("--factor", factor, "scaling factor s");
+    app->add_option("--layout", layout_name, "half_split (GPT-NeoX/HF) or interleaved (GPT-J/Meta/ggml NORM)");
+    app->add_option("--max-position-embeddings", max_pe, "the config's max_position_embeddings");
+    app->add_option("--original-max-position-embeddings", orig_pe, "pre-training length (YaRN, Llama-3, LongRoPE)");
+    app->add_option("--beta-fast", beta_fast, "YaRN beta_fast");
+    app->add_option("--beta-slow", beta_slow, "YaRN beta_slow");
+    app->add_option("--low-freq-factor", low_ff, "Llama-3 low_freq_factor");
+    app->add_option("--high-freq-factor", high_ff, "Llama-3 high_freq_factor");
+  }
+  [[nodiscard]] bool any_override() const {
+    return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
+           scaling || layout_name || max_pe || orig_pe;
+  }
+  // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
+  // name describes where it came from.
+  rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {}) const {
+    if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
+    rope_config cfg;
+    if (!config_path.empty()) {
+      cfg = load_hf_config(config_path);
+      name = config_path;
+    } else if (!preset.empty() || !fallback) {
+      const std::string p = preset.empty() ? "llama3-8b" : preset;
+      const auto found = find_preset(p);
+      if (!found) throw std::invalid_argument("unknown preset '" + p + "' (known: " + preset_names() + ")");
+      cfg = *found;
+      name = p;
+    } else {
+      cfg = *fallback;
+    }
+    auto set = [&](auto& field, const auto& opt) {
+      if (opt) field = *opt;
+    };
+    set(cfg.head_dim, head_dim);
+    set(cfg.rotary_dim, rotary_dim);
+    if (rotary_fraction) cfg.rotary_dim = static_cast<int>(cfg.head_dim * *rotary_fraction);
+    else if (head_dim && !rotary_dim) cfg.rotary_dim = cfg.head_dim;
+    set(cfg.base, base);
+    set(cfg.factor, factor);
+    set(cfg.max_position_embeddings, max_pe);
+    set(cfg.original_max_position_embeddings, orig_pe);
+    set(cfg.beta_fast, beta_fast);
+    set(cfg.beta_slow, beta_slow);
+    set(cfg.low_freq_factor, low_ff);
+    set(cfg.high_freq_factor, high_ff);
+    if (scaling) {
+      const std::string& s = *scaling;
+      if (s == "default" || s == "none") cfg.scaling = scaling_kind::none;
+      else if (s == "linear") cfg.scaling = scaling_kind::linear;
+      else if (s == "ntk") cfg.scaling = scaling_kind::ntk;
+      else if (s == "dynamic") cfg.scaling = scaling_kind::dynamic_ntk;
+      else if (s == "yarn") cfg.scaling = scaling_kind::yarn;
+      else if (s == "llama3") cfg.scaling = scaling_kind::llama3;
+      else throw std::invalid_argument("--scaling: unknown rule '" + s + "' (default, linear, ntk, dynamic, yarn, llama3)");
+    }
+    if (layout_name) {
+      if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;
+      else if (*layout_name == "interleaved") cfg.pair_layout = layout::interleaved;
+      else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
+    }
+    if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
+    validate(cfg);  // a clear message naming the field
+    return cfg;
+  }
+};
+
+// An input/output failure of the command line (exit 2), already phrased for the user.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw usage_error(path + ": cannot be opened for writing");
+  out << text;
+  if (!out.flush()) throw usage_error(path + ": write failed");
+}
 
 std::string show_position(std::int64_t p) { return p < 0 ? "never" : std::to_string(p); }
 
@@ -92,39 +209,206 @@ void print_summary(const report::report_result& r, const report::written_report&
   std::printf("report: %s\n", (w.folder / "report.html").string().c_str());
 }
 
+struct audit_flags {
+  std::string dump;
+  std::optional<std::string> dtype, json, junit, plugin;
+  std::string reference = "exact";
+  bool strict = false, quiet = false, verbose = false;
+  std::optional<double> tolerance_ulps;
+  std::int64_t seq_len = 0;
+  int threads = 0;
+  std::optional<std::uint64_t> seed;
+  int max_success = 100;
+};
+
+// The plugin audit's outputs (the dump audit's are in audit_output.cpp).
+std::string plugin_summary(const audit::plugin_audit_result& r) {
+  std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
+                  "\n  declared convention: " + r.convention + "\n";
+  s += "  seed " + std::to_string(r.seed) + ", " + std::to_string(r.max_success) + " cases per property\n\n";
+  for (const auto& p : r.properties) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), p.passed ? "pass" : "FAIL",
+                  p.successes, p.seconds);
+    s += line;
+    if (!p.passed) {
+      // RapidCheck's description starts with the failing assertion's file:line and source text;
+      // the property's own sentence is the last paragraph.
+      std::string why = p.description;
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      if (const auto cut = why.rfind("\n\n"); cut != std::string::npos) why = why.substr(cut + 2);
+      s += "      " + why + "\n      shrunk counterexample:\n" + p.counterexample;
+      if (!p.counterexample.empty() && p.counterexample.back() != '\n') s += "\n";
+      s += "      replay: " + p.replay + "\n";
+    }
+  }
+  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " +
+       std::to_string(std::count_if(r.properties.begin(), r.properties.end(), [](const auto& p) { return p.passed; })) +
+       " of " + std::to_string(r.properties.size()) + " properties hold\n  rerun: " + r.rerun + "\n";
+  return s;
+}
+
+std::string plugin_json(const audit::plugin_audit_result& r, const std::string& version, const std::string& command) {
+  nlohmann::json j;
+  j["ropecheck_version"] = version;
+  j["kind"] = "plugin";
+  j["command"] = command;
+  j["pass"] = r.passed;
+  j["exit_code"] = r.passed ? 0 : 1;
+  j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}};
+  j["seed"] = r.seed;
+  j["max_success"] = r.max_success;
+  j["rerun"] = r.rerun;
+  j["properties"] = nlohmann::json::array();
+  j["findings"] = nlohmann::json::array();
+  for (const auto& p : r.properties) {
+    j["properties"].push_back({{"name", p.name}, {"pass", p.passed}, {"successes", p.successes},
+                               {"description", p.description}, {"counterexample", p.counterexample},
+                               {"reproduce", p.reproduce}, {"replay", p.replay}, {"seconds", p.seconds}});
+    if (!p.passed) j["findings"].push_back({{"bug_class", "property_failed"}, {"property", p.name}, {"sentence", p.description}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string plugin_junit(const audit::plugin_audit_result& r) {
+  int failures = 0;
+  double total = 0;
+  for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
+  char buf[512];
+  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  std::snprintf(buf, sizeof buf, "<testsuites name=\"ropecheck audit --plugin\" tests=\"%zu\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n",
+                r.properties.size(), failures, total);
+  s += buf;
+  std::snprintf(buf, sizeof buf, "  <testsuite name=\"ropecheck.plugin.%s\" tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n",
+                audit::xml_escape(r.plugin_name).c_str(), r.properties.size(), failures, total);
+  s += buf;
+  s += "    <properties>\n      <property name=\"seed\" value=\"" + std::to_string(r.seed) +
+       "\"/>\n      <property name=\"convention\" value=\"" + audit::xml_escape(r.convention) +
+       "\"/>\n      <property name=\"dtype\" value=\"" + audit::xml_escape(r.element_type) + "\"/>\n    </properties>\n";
+  for (const auto& p : r.properties) {
+    std::snprintf(buf, sizeof buf, "%.3f", p.seconds);
+    s += "    <testcase classname=\"ropecheck.plugin." + audit::xml_escape(r.plugin_name) + "\" name=\"" +
+         audit::xml_escape(p.name) + "\" time=\"" + buf + "\">\n";
+    if (!p.passed)
+      s += "      <failure type=\"property_failed\" message=\"" + audit::xml_escape(p.description) + "\">" +
+           audit::xml_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
+           "</failure>\n";
+    s += "    </testcase>\n";
+  }
+  s += "  </testsuite>\n</testsuites>\n";
+  return s;
+}
+
+int run_plugin_audit(const audit_flags& af, const std::string& command) {
+  audit::plugin_audit_options o;
+  o.seed = af.seed;
+  o.max_success = af.max_success;
+  o.verbose = af.verbose;
+  if (!af.quiet)
+    o.on_property = [](const std::string& name, int i, int total) {
+      std::fprintf(stderr, "[audit] property %d/%d: %s\n", i + 1, total, name.c_str());
+    };
+  const auto r = audit::audit_plugin(*af.plugin, o);
+  const std::string summary = plugin_summary(r);
+  if (af.json) write_file(*af.json, plugin_json(r, ROPECHECK_VERSION, command));
+  if (af.junit) write_file(*af.junit, plugin_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(summary.c_str(), stdout);
+  return r.passed ? 0 : 1;
+}
+
+int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  namespace fs = std::filesystem;
+  using clock = std::chrono::steady_clock;
+  if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
+  if (af.reference != "exact" && af.reference != "hf")
+    throw usage_error("--reference must be exact or hf, got '" + af.reference + "'");
+  const auto t0 = clock::now();
+  if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
+  audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
+  const auto t1 = clock::now();
+
+  // The claim: --config/--preset/flags; with none, a config.json beside the dump (or inside an
+  // .npy directory); flags alone start from the default convention at the dump's head_dim.
+  convention_flags claim = cf;
+  std::vector<std::string> notes = in.notes;
+  if (claim.config_path.empty() && claim.preset.empty()) {
+    const fs::path p(af.dump);
+    for (const fs::path& cand : {fs::is_directory(p) ? p / "config.json" : fs::path(), p.parent_path() / "config.json"}) {
+      if (!cand.empty() && fs::is_regular_file(cand)) {
+        claim.config_path = cand.string();
+        notes.push_back("convention read from " + cand.string() + " (found beside the dump; --config overrides)");
+        break;
+      }
+    }
+  }
+  if (claim.config_path.empty() && claim.preset.empty() && !claim.any_override())
+    throw usage_error("audit: no claimed convention: give --config config.json, --preset NAME or convention flags "
+                      "(--base, --layout, --rotary-dim, ...), or put a config.json beside the dump");
+  rope_config fallback;
+  fallback.head_dim = fallback.rotary_dim = in.d.head_dim;
+  std::string claimed_from;
+  const rope_config claimed = claim.resolve(claimed_from, fallback);
+  if (claimed.head_dim != in.d.head_dim)
+    throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
+                      claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
+
+  audit::audit_options o;
+  o.strict = af.strict;
+  o.reference = af.reference == "hf" ? audit::reference_kind::hf : audit::reference_kind::exact;
+  o.tolerance_ulps = af.tolerance_ulps;
+  o.seq_len = af.seq_len;
+  o.threads = af.threads;
+  if (in.inv_freq && in.inv_freq->dtype == "float32") {
+    std::vector<float> f;
+    for (double x : in.inv_freq->values) f.push_back(static_cast<float>(x));  // exact: stored as fp32
+    o.hf_inv_freq = std::move(f);
+  }
+  progress_bar bar("audit");
+  if (!af.quiet) o.progress = [&bar](std::int64_t d, std::int64_t t) { bar(d, t); };
+
+  audit::audit_report r;
+  r.version = ROPECHECK_VERSION;
+  r.command = command;
+  r.source = af.dump;
+  r.format = in.format;
+  r.dtype = in.d.dtype;
+  r.x_dtype = in.x_dtype;
+  r.tokens = in.d.tokens;
+  r.heads = in.d.heads;
+  r.head_dim = in.d.head_dim;
+  r.min_position = *std::min_element(in.d.positions.begin(), in.d.positions.end());
+  r.max_position = *std::max_element(in.d.positions.begin(), in.d.positions.end());
+  r.seq_len = af.seq_len > 0 ? af.seq_len : std::max<std::int64_t>(r.max_position + 1, 1);
+  r.claimed = claimed;
+  r.claimed_from = claimed_from;
+  r.strict = af.strict;
+  r.notes = notes;
+  r.v = audit::audit(in.d, claimed, o);
+  r.evidence = audit::check_caches(in, claimed, r.seq_len);
+  const auto t2 = clock::now();
+  r.seconds_read = std::chrono::duration<double>(t1 - t0).count();
+  r.seconds_audit = std::chrono::duration<double>(t2 - t1).count();
+
+  if (af.json) write_file(*af.json, audit::to_json(r));
+  if (af.junit) write_file(*af.junit, audit::to_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::human_summary(r).c_str(), stdout);
+  return r.v.pass ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ropecheck: verification of rotary position embeddings"};
   app.require_subcommand(1);
   auto* rep = app.add_subcommand("report", "precision of RoPE implementations against exact mathematics, by position");
+  auto* aud = app.add_subcommand("audit", "judge another implementation's output (a dump) or kernel (--plugin); name the bug");
 
-  std::string config_path, preset, out = "ropecheck-report";
+  std::string out = "ropecheck-report";
   report::report_request req;
   std::vector<std::string> impls;
   bool no_plots = false, list = false;
-  // Convention overrides (applied on top of --config/--preset; alone they start from Llama-2's defaults).
-  std::optional<int> head_dim, rotary_dim;
-  std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
-  std::optional<std::string> scaling, layout_name;
-  std::optional<std::int64_t> max_pe, orig_pe;
-
-  rep->add_option("--config", config_path, "HF config.json to read the rope fields from (v4 or v5)")
-      ->check(CLI::ExistingFile);
-  rep->add_option("--preset", preset, "a built-in model convention: " + preset_names());
-  rep->add_option("--head-dim", head_dim, "coordinates per head");
-  rep->add_option("--rotary-dim", rotary_dim, "rotated coordinates (even, <= head_dim)");
-  rep->add_option("--rotary-fraction", rotary_fraction, "partial_rotary_factor: rotary_dim = head_dim * fraction");
-  rep->add_option("--base", base, "rope_theta");
-  rep->add_option("--scaling", scaling, "default, linear, ntk, dynamic, yarn, llama3 (longrope needs --config)");
-  rep->add_option("--factor", factor, "scaling factor s");
-  rep->add_option("--layout", layout_name, "half_split (GPT-NeoX/HF) or interleaved (GPT-J/Meta/ggml NORM)");
-  rep->add_option("--max-position-embeddings", max_pe, "the config's max_position_embeddings");
-  rep->add_option("--original-max-position-embeddings", orig_pe, "pre-training length (YaRN, Llama-3, LongRoPE)");
-  rep->add_option("--beta-fast", beta_fast, "YaRN beta_fast");
-  rep->add_option("--beta-slow", beta_slow, "YaRN beta_slow");
-  rep->add_option("--low-freq-factor", low_ff, "Llama-3 low_freq_factor");
-  rep->add_option("--high-freq-factor", high_ff, "Llama-3 high_freq_factor");
+  convention_flags rep_conv, aud_conv;
+  rep_conv.add_to(rep);
 
   rep->add_option("--max-position", req.max_position, "largest position of the sweep (default: max_position_embeddings, at least 2^17)")
       ->check(CLI::Range(std::int64_t{1}, (std::int64_t{1} << 31) - 1));
@@ -142,7 +426,58 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rep->add_option("--out", out, "output folder")->capture_default_str();
   rep->add_flag("--no-plots", no_plots, "write CSV/JSON and an HTML without plots (no gnuplot needed)");
-  CLI11_PARSE(app, argc, argv);
+
+  audit_flags af;
+  aud->add_option("dump", af.dump, "a .safetensors file or a directory of .npy files: positions, x, y [, cos, sin, inv_freq]");
+  aud_conv.add_to(aud);
+  aud->add_option("--dtype", af.dtype, "the dump's dtype when the files cannot say it: bfloat16 declares .npy '<u2' arrays as bf16");
+  aud->add_option("--reference", af.reference,
+                  "exact (default): exact mathematics; hf: HF's convention computed exactly (fp32 inv_freq and "
+                  "fp32 product p*inv_freq, exact cos/sin)")
+      ->capture_default_str();
+  aud->add_flag("--strict", af.strict, "allow no fp32 angle drift: angles must be as good as fp64's");
+  aud->add_option("--tolerance-ulps", af.tolerance_ulps,
+                  "replace the derived allowance by a flat one, in ulps of the dump dtype relative to af(|x_a|+|x_b|)");
+  aud->add_option("--seq-len", af.seq_len, "sequence length for dynamic NTK / LongRoPE (default: max position + 1)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  aud->add_option("--threads", af.threads, "worker threads (default: all cores); the verdict does not depend on it")
+      ->check(CLI::Range(0, 256));
+  aud->add_option("--json", af.json, "write the verdict as JSON to this file ('-' for standard output)");
+  aud->add_option("--junit", af.junit, "write JUnit XML to this file");
+  aud->add_flag("--quiet", af.quiet, "no progress on standard error");
+  aud->add_option("--plugin", af.plugin, "a shared library implementing src/ropecheck/plugin.h: run the property suite on it");
+  aud->add_option("--seed", af.seed, "plugin audit: RapidCheck seed (default: RC_PARAMS, ROPECHECK_SEED or the suite's)");
+  aud->add_option("--max-success", af.max_success, "plugin audit: cases per property")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  aud->add_flag("--verbose", af.verbose, "plugin audit: RapidCheck's progress and shrinking on standard error");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;  // usage errors are exit 2, like every bad input
+  }
+
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+
+  if (aud->parsed()) {
+    try {
+      if (af.plugin) {
+        if (!af.dump.empty()) throw usage_error("audit: give a dump or --plugin, not both");
+        if (!aud_conv.config_path.empty() || !aud_conv.preset.empty() || aud_conv.any_override())
+          throw usage_error("audit --plugin: the plugin declares its own convention; convention flags do not apply");
+        return run_plugin_audit(af, command);
+      }
+      return run_dump_audit(af, aud_conv, command);
+    } catch (const audit::input_error& e) {
+      std::cerr << "ropecheck audit: " << e.what() << '\n';
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "ropecheck audit: " << e.what() << '\n';
+      return 2;
+    }
+  }
 
   try {
     if (list) {
@@ -151,67 +486,12 @@ int main(int argc, char** argv) {
                     i.in_default_set ? "" : " (not in the default set)");
       return 0;
     }
-    if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
-    rope_config cfg;
-    if (!config_path.empty()) {
-      cfg = load_hf_config(config_path);
-      req.config_name = config_path;
-    } else {
-      const std::string name = preset.empty() ? "llama3-8b" : preset;
-      const auto found = find_preset(name);
-      if (!found) throw std::invalid_argument("unknown preset '" + name + "' (known: " + preset_names() + ")");
-      cfg = *found;
-      req.config_name = name;
-    }
-    bool overridden = false;
-    auto set = [&](auto& field, const auto& opt) {
-      if (opt) {
-        field = *opt;
-        overridden = true;
-      }
-    };
-    set(cfg.head_dim, head_dim);
-    set(cfg.rotary_dim, rotary_dim);
-    if (rotary_fraction) {
-      cfg.rotary_dim = static_cast<int>(cfg.head_dim * *rotary_fraction);
-      overridden = true;
-    } else if (head_dim && !rotary_dim) {
-      cfg.rotary_dim = cfg.head_dim;
-    }
-    set(cfg.base, base);
-    set(cfg.factor, factor);
-    set(cfg.max_position_embeddings, max_pe);
-    set(cfg.original_max_position_embeddings, orig_pe);
-    set(cfg.beta_fast, beta_fast);
-    set(cfg.beta_slow, beta_slow);
-    set(cfg.low_freq_factor, low_ff);
-    set(cfg.high_freq_factor, high_ff);
-    if (scaling) {
-      const std::string s = *scaling;
-      if (s == "default" || s == "none") cfg.scaling = scaling_kind::none;
-      else if (s == "linear") cfg.scaling = scaling_kind::linear;
-      else if (s == "ntk") cfg.scaling = scaling_kind::ntk;
-      else if (s == "dynamic") cfg.scaling = scaling_kind::dynamic_ntk;
-      else if (s == "yarn") cfg.scaling = scaling_kind::yarn;
-      else if (s == "llama3") cfg.scaling = scaling_kind::llama3;
-      else throw std::invalid_argument("--scaling: unknown rule '" + s + "' (default, linear, ntk, dynamic, yarn, llama3)");
-      overridden = true;
-    }
-    if (layout_name) {
-      if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;
-      else if (*layout_name == "interleaved") cfg.pair_layout = layout::interleaved;
-      else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
-      overridden = true;
-    }
-    if (overridden) req.config_name += " (with overrides)";
-    validate(cfg);  // a clear message naming the field
+    const rope_config cfg = rep_conv.resolve(req.config_name);
     req.config = cfg;
     if (req.max_position == 0) req.max_position = std::max<std::int64_t>(cfg.max_position_embeddings, std::int64_t{1} << 17);
     req.implementations = impls;
 
-    std::string command;
-    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
-    progress_bar bar;
+    progress_bar bar("report");
     const auto result = report::run_report(req, [&bar](std::int64_t d, std::int64_t t) { bar(d, t); });
     report::write_options wo;
     wo.command = command;

@@ -81,6 +81,9 @@ struct verdict {
   std::int64_t elements = 0;     // values judged
   int tokens_diagnosed = 0;      // tokens the diagnosis looked at (a spread subset of a large dump)
   std::vector<finding> findings;  // ordered by evidence (confidence, descending)
+  // The hf reference's inv_freq: "emulated" (hf_frequencies_fp32) or "from the dump" (with the
+  // number of bands where the dump's differs from the emulation).
+  std::string hf_inv_freq_source = "emulated";
 };
 
 struct audit_options {
@@ -94,6 +97,11 @@ struct audit_options {
   // Sequence length for dynamic NTK (and LongRoPE's factor choice); 0 = max position + 1, the
   // length HF's dynamic rule derives from the position ids.
   std::int64_t seq_len = 0;
+  // HF's fp32 inv_freq as the framework really computed it, when known (a dump's own fp32
+  // inv_freq): torch's vectorised pow can differ from the emulation's glibc powf by an ulp in some
+  // bands, and one ulp of inv_freq is 0.3 rad at position 10^5 in band 0. Used by the hf
+  // reference only, and only when every band is within 2 ulps of the emulation (else ignored).
+  std::optional<std::vector<float>> hf_inv_freq;
   int threads = 0;                     // 0: all cores; the verdict does not depend on it
   int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset
   std::function<void(std::int64_t done, std::int64_t total)> progress;  // tokens judged

@@ -1,0 +1,182 @@
+// tools/audit/audit_input.cpp — see audit_input.hpp.
+#include "audit_input.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace ropecheck::audit {
+namespace {
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+bool starts_with(const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (s[i] != prefix[i]) return false;
+  return true;
+}
+
+bool is_float(dtype t) { return t == dtype::bf16 || t == dtype::f16 || t == dtype::f32 || t == dtype::f64; }
+
+// {"bfloat16": true} in <dir>/ropecheck.json declares '<u2' arrays as bf16.
+bool sidecar_declares_bf16(const std::filesystem::path& dir) {
+  const auto side = dir / "ropecheck.json";
+  if (!std::filesystem::exists(side)) return false;
+  std::ifstream in(side);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(side, std::string("not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw input_error(side, "must be a JSON object such as {\"bfloat16\": true}");
+  for (const auto& [k, v] : j.items()) {
+    if (k != "bfloat16") throw input_error(side, "unknown key '" + k + "' (known: bfloat16)");
+    if (!v.is_boolean()) throw input_error(side, "\"bfloat16\" must be true or false");
+  }
+  return j.value("bfloat16", false);
+}
+
+}  // namespace
+
+std::string audit_dtype_name(dtype t) {
+  switch (t) {
+    case dtype::bf16: return "bfloat16";
+    case dtype::f16: return "float16";
+    case dtype::f32: return "float32";
+    case dtype::f64: return "float64";
+    default: return std::string(dtype_name(t));
+  }
+}
+
+loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std::string>& declared_dtype) {
+  namespace fs = std::filesystem;
+  if (declared_dtype && *declared_dtype != "bfloat16" && *declared_dtype != "float16" &&
+      *declared_dtype != "float32" && *declared_dtype != "float64")
+    throw input_error(path, "--dtype must be bfloat16, float16, float32 or float64, got '" + *declared_dtype + "'");
+  loaded_dump out;
+  out.source = path;
+  std::map<std::string, tensor> ts;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    out.format = "npy";
+    const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || sidecar_declares_bf16(path);
+    ts = read_npy_dir(path, bf16 ? std::optional<dtype>(dtype::bf16) : std::nullopt);
+    if (ts.empty()) throw input_error(path, "the directory holds no .npy files (expected positions.npy, x.npy, y.npy)");
+  } else if (fs::exists(path, ec)) {
+    out.format = "safetensors";
+    ts = read_safetensors(path);
+  } else {
+    throw input_error(path, "no such file or directory");
+  }
+  auto where = [&](const std::string& name) {
+    return out.format == "npy" ? path / (name + ".npy") : path;
+  };
+  auto need = [&](const std::string& name) -> tensor& {
+    const auto it = ts.find(name);
+    if (it == ts.end()) {
+      std::string have;
+      for (const auto& [k, v] : ts) have += (have.empty() ? "" : ", ") + k;
+      throw input_error(path, "no tensor '" + name + "' (the dump must hold positions, x and y; it holds: " +
+                                  (have.empty() ? "nothing" : have) + ")");
+    }
+    return it->second;
+  };
+  tensor& pos = need("positions");
+  tensor& x = need("x");
+  tensor& y = need("y");
+
+  // positions: integers (float dumps of integral values accepted with a note).
+  if (!is_float(pos.type) && pos.type != dtype::i32 && pos.type != dtype::i64)
+    throw input_error(where("positions"), "positions must be integers (I32/I64)");
+  if (pos.has_non_finite) throw input_error(where("positions"), "positions hold NaN or infinity");
+  if (is_float(pos.type)) {
+    for (double p : pos.values)
+      if (p != std::floor(p))
+        throw input_error(where("positions"), "positions must be integers; found " + std::to_string(p));
+    out.notes.push_back("positions are stored as " + audit_dtype_name(pos.type) + "; all values are integral");
+  }
+  const std::vector<std::int64_t> P = pos.shape.empty() ? std::vector<std::int64_t>{1} : pos.shape;
+  std::int64_t tokens = 1;
+  for (auto e : P) tokens *= e;
+  if (tokens <= 0) throw input_error(where("positions"), "positions are empty " + shape_str(pos.shape));
+
+  // x and y: P + [head_dim] or P + [heads, head_dim], equal shapes.
+  for (const tensor* t : {&x, &y})
+    if (!is_float(t->type))
+      throw input_error(where(t->name), t->name + " must be floating point (F32, BF16, F16, F64), got " +
+                                            std::string(dtype_name(t->type)));
+  if (x.shape != y.shape)
+    throw input_error(path, "x has shape " + shape_str(x.shape) + " but y has shape " + shape_str(y.shape) +
+                                " (they must be equal)");
+  const std::size_t k = P.size();
+  if (!starts_with(x.shape, P) || (x.shape.size() != k + 1 && x.shape.size() != k + 2))
+    throw input_error(path, "x has shape " + shape_str(x.shape) + " but positions have shape " + shape_str(P) +
+                                ": x must be positions' shape + [head_dim] or + [heads, head_dim]");
+  const std::int64_t heads = x.shape.size() == k + 2 ? x.shape[k] : 1;
+  const std::int64_t head_dim = x.shape.back();
+  if (heads <= 0 || head_dim <= 0) throw input_error(path, "x has an empty dimension " + shape_str(x.shape));
+  if (head_dim % 2 != 0) throw input_error(path, "head_dim " + std::to_string(head_dim) + " is odd: nothing to pair");
+  if (tokens > (std::int64_t{1} << 30) || heads > (1 << 20) || head_dim > (1 << 20))
+    throw input_error(path, "x has shape " + shape_str(x.shape) + ": more tokens or heads than the audit handles");
+  if (x.has_non_finite) throw input_error(where("x"), "x (the inputs) holds NaN or infinity: nothing to audit there");
+
+  out.x_dtype = audit_dtype_name(x.type);
+  out.d.dtype = audit_dtype_name(y.type);
+  if (declared_dtype && *declared_dtype != out.d.dtype)
+    throw input_error(where("y"), "--dtype says " + *declared_dtype + " but y is stored as " + out.d.dtype);
+  if (x.type != y.type)
+    out.notes.push_back("x is " + out.x_dtype + " and y is " + out.d.dtype + ": audited in y's dtype " + out.d.dtype);
+  out.d.tokens = static_cast<int>(tokens);
+  out.d.heads = static_cast<int>(heads);
+  out.d.head_dim = static_cast<int>(head_dim);
+  out.d.positions.reserve(static_cast<std::size_t>(tokens));
+  for (double p : pos.values) out.d.positions.push_back(static_cast<std::int64_t>(p));
+  out.d.x = std::move(x.values);
+  out.d.y = std::move(y.values);
+
+  // Optional tensors.
+  auto take = [&](const std::string& name, std::optional<optional_tensor>& dst) {
+    const auto it = ts.find(name);
+    if (it == ts.end()) return;
+    tensor& t = it->second;
+    if (!is_float(t.type)) throw input_error(where(name), name + " must be floating point, got " + std::string(dtype_name(t.type)));
+    if (t.has_non_finite) throw input_error(where(name), name + " holds NaN or infinity");
+    dst = optional_tensor{audit_dtype_name(t.type), t.shape, std::move(t.values)};
+  };
+  take("cos", out.cos);
+  take("sin", out.sin);
+  take("inv_freq", out.inv_freq);
+  if (out.cos.has_value() != out.sin.has_value())
+    throw input_error(path, "the dump holds " + std::string(out.cos ? "cos" : "sin") + " without " +
+                                (out.cos ? "sin" : "cos") + " (give both or neither)");
+  if (out.cos) {
+    if (out.cos->shape != out.sin->shape)
+      throw input_error(path, "cos has shape " + shape_str(out.cos->shape) + " but sin has " + shape_str(out.sin->shape));
+    const auto& s = out.cos->shape;
+    if (!starts_with(s, P) || s.size() != k + 1 || s.back() <= 0 || s.back() > head_dim)
+      throw input_error(where("cos"), "cos/sin have shape " + shape_str(s) + ": expected positions' shape " +
+                                          shape_str(P) + " + [rotary_dim] or + [rotary_dim / 2]");
+  }
+  if (out.inv_freq) {
+    const auto& s = out.inv_freq->shape;
+    if (s.size() != 1 || s[0] <= 0 || s[0] > head_dim / 2)
+      throw input_error(where("inv_freq"), "inv_freq has shape " + shape_str(s) + ": expected [rotary_dim / 2]");
+  }
+  for (const auto& [name, t] : ts)
+    if (name != "positions" && name != "x" && name != "y" && name != "cos" && name != "sin" && name != "inv_freq")
+      out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
+  return out;
+}
+
+}  // namespace ropecheck::audit

@@ -1,0 +1,67 @@
+// tools/audit/audit_input.hpp — what `ropecheck audit` reads: a dump (a .safetensors file or a
+// directory of .npy files) turned into the diagnosis core's `dump`, every rule of the contract
+// checked with a message naming the file and the tensor.
+//
+// The contract (README "Auditing another implementation"):
+//   positions  integer [tokens] (or any shape P; float values accepted only when all integral)
+//   x          the inputs,  shape P + [head_dim] or P + [heads, head_dim]
+//   y          the outputs, the same shape; its dtype (F32, BF16, F16, F64) is the audited dtype
+//   cos, sin   optional: the implementation's cache rows for those positions, P + [rotary_dim] or
+//              P + [rotary_dim / 2]
+//   inv_freq   optional: [rotary_dim / 2] (or [head_dim / 2])
+// .npy directories: bf16 is stored as '<u2' bit patterns and must be declared, by the caller
+// (`--dtype bfloat16`) or by a sidecar `ropecheck.json` in the directory: {"bfloat16": true}.
+// Any other tensor is ignored (listed in notes). NaN or infinity in positions, x, cos, sin or
+// inv_freq is bad input; in y it is the implementation's failure and is judged (non_finite).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose.hpp"
+#include "tensor_file.hpp"
+
+namespace ropecheck::audit {
+
+struct optional_tensor {
+  std::string dtype;               // "float32", "bfloat16", ...
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;
+};
+
+struct loaded_dump {
+  dump d;                          // positions, x, y, dtype (= y's)
+  std::filesystem::path source;
+  std::string format;              // "safetensors" or "npy"
+  std::string x_dtype;
+  std::optional<optional_tensor> cos, sin, inv_freq;
+  std::vector<std::string> notes;  // what was assumed or ignored, one line each
+};
+
+// declared_dtype: "bfloat16" declares '<u2' arrays of an .npy directory as bf16; for any format,
+// a declared dtype that contradicts y's stored dtype is an input_error.
+[[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
+                                    const std::optional<std::string>& declared_dtype = {});
+
+// The dtype names the audit uses ("float32", "bfloat16", "float16", "float64"; integer types by
+// their safetensors names).
+[[nodiscard]] std::string audit_dtype_name(dtype t);
+
+}  // namespace ropecheck::audit
+
+namespace ropecheck::audit {
+
+// What the optional cos/sin/inv_freq tensors say on their own, against the exact reference of the
+// claim (evidence lines for the report; the verdict is the outputs' alone).
+struct cache_evidence {
+  std::string what;      // "cos/sin", "inv_freq"
+  std::string sentence;  // one line with figures
+  double max_error = 0;  // cos/sin: absolute (af included); inv_freq: relative
+  double max_error_ulps = 0;  // in ulps of the tensor's own dtype
+};
+[[nodiscard]] std::vector<cache_evidence> check_caches(const loaded_dump& in, const rope_config& claimed,
+                                                       std::int64_t seq_len);
+
+}  // namespace ropecheck::audit

@@ -1,0 +1,185 @@
+// tools/audit/audit_output.cpp — see audit_output.hpp.
+#include "audit_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+namespace ropecheck::audit {
+namespace {
+
+std::string fmt(const char* f, auto... a) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return buf;
+}
+
+// JSON numbers: non-finite values become null.
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json distance_json(const distance& d) {
+  return {{"max_error_ulps", num(d.max_ulps)},
+          {"max_error_abs", num(d.max_abs)},
+          {"at_position", d.at_position},
+          {"at_band", d.at_band},
+          {"worst_error_over_allowance", num(d.worst_ratio)},
+          {"worst_at_position", d.worst_position},
+          {"worst_at_band", d.worst_band}};
+}
+
+std::string band_str(int b) { return b >= 0 ? fmt("band %d", b) : std::string("a pass-through coordinate"); }
+
+}  // namespace
+
+std::string describe(const rope_config& c) {
+  std::string s = fmt("head_dim %d, rotary_dim %d, base %.10g, %s", c.head_dim, c.rotary_dim, c.base,
+                      std::string(to_string(c.pair_layout)).c_str());
+  if (c.scaling != scaling_kind::none)
+    s += fmt(", %s scaling factor %g (max_position_embeddings %lld, original %lld)",
+             std::string(to_string(c.scaling)).c_str(), c.factor, static_cast<long long>(c.max_position_embeddings),
+             static_cast<long long>(c.original_max_position_embeddings));
+  return s;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char ch : s) {
+    switch (ch) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        // Control characters other than tab/newline are not allowed in XML 1.0.
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') o += ' ';
+        else o += ch;
+    }
+  }
+  return o;
+}
+
+std::string human_summary(const audit_report& r) {
+  const verdict& v = r.v;
+  std::string s;
+  s += fmt("ropecheck audit: %s (%s, %s%s)\n", r.source.c_str(), r.format.c_str(), r.dtype.c_str(),
+           r.x_dtype != r.dtype ? (", inputs " + r.x_dtype).c_str() : "");
+  s += fmt("  %d tokens x %d heads x %d dims, positions %lld..%lld\n", r.tokens, r.heads, r.head_dim,
+           static_cast<long long>(r.min_position), static_cast<long long>(r.max_position));
+  s += "  claimed: " + describe(r.claimed) + " (from " + r.claimed_from + ")\n";
+  for (const auto& n : r.notes) s += "  note: " + n + "\n";
+  s += fmt("\n%s against the %s reference%s: max error %.4g ulps of %s (|error| %.3g), allowance there %.4g ulps\n",
+           v.pass ? "PASS" : "FAIL",
+           v.reference == reference_kind::hf ? "HF fp32-angle convention (computed exactly)" : "exact",
+           r.strict ? " (strict)" : "", v.max_error_ulps, r.dtype.c_str(), v.max_error_abs, v.tolerance);
+  s += "  tolerance: " + v.tolerance_reason + "\n";
+  s += fmt("  distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
+           v.from_exact.max_ulps, static_cast<long long>(v.from_exact.at_position), band_str(v.from_exact.at_band).c_str(),
+           v.from_exact.worst_ratio);
+  s += fmt("  distance from HF's fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
+           v.from_hf.max_ulps, static_cast<long long>(v.from_hf.at_position), band_str(v.from_hf.at_band).c_str(),
+           v.from_hf.worst_ratio, v.hf_inv_freq_source.c_str());
+  for (const auto& e : r.evidence) s += "  " + e.what + ": " + e.sentence + "\n";
+  if (!v.findings.empty()) {
+    s += v.pass ? "\nwarnings:\n" : "\ndiagnosis (most evidence first):\n";
+    for (const auto& f : v.findings) s += fmt("  [%s] %s\n", f.bug_class.c_str(), f.sentence.c_str());
+  } else if (!v.pass) {
+    s += "\ndiagnosis: no known bug class explains the error (see the distances above)\n";
+  }
+  if (v.tokens_diagnosed < r.tokens)
+    s += fmt("  (diagnosed on %d of %d tokens: the 64 smallest positions and an even spread)\n", v.tokens_diagnosed,
+             r.tokens);
+  s += fmt("\n%lld values judged; read %.2f s, audit %.2f s\n", static_cast<long long>(v.elements), r.seconds_read,
+           r.seconds_audit);
+  return s;
+}
+
+std::string to_json(const audit_report& r) {
+  const verdict& v = r.v;
+  nlohmann::json j;
+  j["ropecheck_version"] = r.version;
+  j["kind"] = "dump";
+  j["command"] = r.command;
+  j["pass"] = v.pass;
+  j["exit_code"] = v.pass ? 0 : 1;
+  j["input"] = {{"path", r.source},
+                {"format", r.format},
+                {"dtype", r.dtype},
+                {"x_dtype", r.x_dtype},
+                {"tokens", r.tokens},
+                {"heads", r.heads},
+                {"head_dim", r.head_dim},
+                {"min_position", r.min_position},
+                {"max_position", r.max_position},
+                {"seq_len", r.seq_len}};
+  const auto& c = r.claimed;
+  j["claimed"] = {{"from", r.claimed_from},
+                  {"head_dim", c.head_dim},
+                  {"rotary_dim", c.rotary_dim},
+                  {"base", c.base},
+                  {"layout", std::string(to_string(c.pair_layout))},
+                  {"scaling", std::string(to_string(c.scaling))},
+                  {"factor", c.factor},
+                  {"max_position_embeddings", c.max_position_embeddings},
+                  {"original_max_position_embeddings", c.original_max_position_embeddings},
+                  {"description", describe(c)}};
+  j["reference"] = std::string(to_string(v.reference));
+  j["strict"] = r.strict;
+  j["tolerance"] = {{"ulps_at_max_error", num(v.tolerance)},
+                    {"worst_error_over_allowance", num(v.worst_ratio)},
+                    {"reason", v.tolerance_reason}};
+  j["max_error_ulps"] = num(v.max_error_ulps);
+  j["max_error_abs"] = num(v.max_error_abs);
+  j["distance"] = {{"exact", distance_json(v.from_exact)}, {"hf", distance_json(v.from_hf)}};
+  j["distance"]["hf"]["inv_freq_source"] = v.hf_inv_freq_source;
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : v.findings)
+    j["findings"].push_back({{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}});
+  j["evidence"] = nlohmann::json::array();
+  for (const auto& e : r.evidence)
+    j["evidence"].push_back({{"tensor", e.what}, {"sentence", e.sentence}, {"max_error", num(e.max_error)},
+                             {"max_error_ulps", num(e.max_error_ulps)}});
+  j["notes"] = r.notes;
+  j["values_judged"] = v.elements;
+  j["tokens_diagnosed"] = v.tokens_diagnosed;
+  j["seconds"] = {{"read", r.seconds_read}, {"audit", r.seconds_audit}};
+  return j.dump(2) + "\n";
+}
+
+std::string to_junit(const audit_report& r) {
+  const verdict& v = r.v;
+  const double secs = r.seconds_read + r.seconds_audit;
+  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += fmt("<testsuites name=\"ropecheck audit\" tests=\"1\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", v.pass ? 0 : 1, secs);
+  s += fmt("  <testsuite name=\"ropecheck.audit\" tests=\"1\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n",
+           v.pass ? 0 : 1, secs);
+  s += "    <properties>\n";
+  auto prop = [&](const std::string& k, const std::string& val) {
+    s += "      <property name=\"" + xml_escape(k) + "\" value=\"" + xml_escape(val) + "\"/>\n";
+  };
+  prop("dtype", r.dtype);
+  prop("claimed", describe(r.claimed));
+  prop("reference", std::string(to_string(v.reference)));
+  prop("max_error_ulps", fmt("%.6g", v.max_error_ulps));
+  prop("tolerance", v.tolerance_reason);
+  s += "    </properties>\n";
+  s += "    <testcase classname=\"ropecheck.audit\" name=\"" +
+       xml_escape(r.source + " matches the " + std::string(to_string(v.reference)) + " reference") +
+       "\" time=\"" + fmt("%.3f", secs) + "\">\n";
+  if (!v.pass) {
+    const std::string cls = v.findings.empty() ? "unexplained" : v.findings.front().bug_class;
+    const std::string msg = v.findings.empty() ? fmt("max error %.4g ulps exceeds the allowance", v.max_error_ulps)
+                                               : v.findings.front().sentence;
+    s += "      <failure type=\"" + xml_escape(cls) + "\" message=\"" + xml_escape(msg) + "\">";
+    s += xml_escape(human_summary(r));
+    s += "</failure>\n";
+  } else {
+    s += "      <system-out>" + xml_escape(human_summary(r)) + "</system-out>\n";
+  }
+  s += "    </testcase>\n  </testsuite>\n</testsuites>\n";
+  return s;
+}
+
+}  // namespace ropecheck::audit

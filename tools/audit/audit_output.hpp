@@ -1,0 +1,40 @@
+// tools/audit/audit_output.hpp — what `ropecheck audit` prints and writes: a human summary, JSON
+// (--json) and JUnit XML (--junit) for a dump audit and for a plugin audit. The json header stays
+// inside audit_output.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "audit_input.hpp"
+#include "diagnose.hpp"
+#include "ropecheck/config.hpp"
+
+namespace ropecheck::audit {
+
+struct audit_report {
+  std::string version, command;
+  std::string source, format, dtype, x_dtype;
+  int tokens = 0, heads = 0, head_dim = 0;
+  std::int64_t min_position = 0, max_position = 0, seq_len = 0;
+  rope_config claimed;
+  std::string claimed_from;  // "config.json", "preset llama3-8b", "flags", with overrides noted
+  bool strict = false;
+  verdict v;
+  std::vector<cache_evidence> evidence;
+  std::vector<std::string> notes;
+  double seconds_read = 0, seconds_audit = 0;
+};
+
+[[nodiscard]] std::string human_summary(const audit_report& r);
+[[nodiscard]] std::string to_json(const audit_report& r);   // one object, 2-space indented
+[[nodiscard]] std::string to_junit(const audit_report& r);  // <testsuites> with one testcase
+
+// One line describing a convention (head_dim, rotary_dim, base, scaling, factor, layout).
+[[nodiscard]] std::string describe(const rope_config& c);
+
+// XML text/attribute escaping (shared with the plugin audit's JUnit).
+[[nodiscard]] std::string xml_escape(const std::string& s);
+
+}  // namespace ropecheck::audit
