@@ -6,7 +6,7 @@
 #     SECONDS_PER_TARGET  default 20 (libFuzzer -max_total_time)
 #     TARGET              safetensors npy config_json (default: all three)
 #   environment: CC, CXX (default clang, clang++), CMAKE (default cmake), FUZZ_JOBS (build, default 2),
-#                ROPECHECK_FUZZ_FINITE=1 (config_json: non-finite frequencies are findings too),
+#                ROPECHECK_FUZZ_FINITE=0 (config_json: non-finite frequencies are not findings),
 #                FUZZ_STACK_KB (run the targets with this stack limit, e.g. 1024: recursion per JSON
 #                level then overflows within -max_len; the system default otherwise)
 #

@@ -280,3 +280,57 @@ TEST(HfConfig, AMissingFileIsAConfigErrorNamingIt) {
 }
 
 }  // namespace
+
+namespace {
+// Found by fuzz/fuzz_config_json: 20,000 nested brackets overflowed the stack in the messages'
+// json::dump(). Now a config_error naming the depth; 64 levels still parse to a message about the
+// field, not the depth.
+TEST(HfConfig, DeepNestingIsRejectedWithoutRecursion) {
+  std::string deep = "{\"rope_scaling\": ";
+  for (int i = 0; i < 100000; ++i) deep += '[';
+  for (int i = 0; i < 100000; ++i) deep += ']';
+  deep += "}";
+  try {
+    (void)ropecheck::parse_hf_config(nlohmann::json::parse(deep));
+    FAIL() << "a 100000-deep config was accepted";
+  } catch (const ropecheck::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("nests deeper than 64 levels"), std::string::npos) << e.what();
+  }
+  std::string shallow = "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": ";
+  for (int i = 0; i < 10; ++i) shallow += '[';
+  for (int i = 0; i < 10; ++i) shallow += ']';
+  shallow += "}";
+  try {
+    (void)ropecheck::parse_hf_config(nlohmann::json::parse(shallow));
+    FAIL() << "a list as rope_scaling was accepted";
+  } catch (const ropecheck::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rope_scaling"), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
+namespace {
+// Found by fuzz/fuzz_config_json (the reproducers are in fuzz/corpus/config_json/finding_*.json):
+// each parameter valid alone, the schedule infinite. Now refused with the field named.
+TEST(HfConfig, SchedulesThatOverflowAreRefused) {
+  const char* cases[][2] = {
+      {R"({"head_dim": 4, "rope_scaling": {"type": "linear", "factor": 1e-320}})", "inv_freq is not finite"},
+      {R"({"head_dim": 4, "max_position_embeddings": 8192, "original_max_position_embeddings": 4096,
+           "rope_scaling": {"type": "longrope", "short_factor": [1.0, 5e-324], "long_factor": [1.0, 1.0]}})",
+       "inv_freq is not finite"},
+      {R"({"head_dim": 4, "max_position_embeddings": 2, "original_max_position_embeddings": 1,
+           "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.0], "long_factor": [1.0, 1.0]}})",
+       "must be > 1 for LongRoPE"},
+  };
+  for (const auto& [text, want] : cases) {
+    try {
+      const auto cfg = ropecheck::parse_hf_config(nlohmann::json::parse(text));
+      (void)ropecheck::compute_frequencies<double>(cfg);
+      (void)ropecheck::compute_frequencies<double>(cfg, cfg.trained_length() + 1);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::exception& e) {  // config_error from the parser or invalid_argument from the schedule
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+}  // namespace

@@ -28,10 +28,12 @@
 // non-numeric values, negative or zero lengths, and whatever validate() rejects.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -186,10 +188,30 @@ inline constexpr const char* known_rope_types =
     "default, linear, dynamic, yarn, llama3, longrope (legacy: su -> longrope, mrope -> default; "
     "ropecheck: ntk)";
 
+// A config.json nests a few levels; json::dump() and operator== (used in messages and in the
+// rope_scaling/rope_parameters comparison) recurse once per level, so a file of 10^5 nested
+// brackets would overflow the stack (found by fuzz/fuzz_config_json). Depth measured without
+// recursion, before anything else looks at the document.
+inline constexpr std::size_t max_nesting = 64;
+inline std::size_t nesting_depth(const json& root) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const json*, std::size_t>> todo{{&root, 1}};
+  while (!todo.empty() && deepest <= max_nesting) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    deepest = std::max(deepest, depth);
+    if (v->is_structured())
+      for (const json& e : *v) todo.emplace_back(&e, depth + 1);
+  }
+  return deepest;
+}
+
 inline hf_config_parse parse(const json& j, const std::string& source) {
   const reader r(source);
   hf_config_parse out;
   rope_config& c = out.config;
+  if (nesting_depth(j) > max_nesting)
+    r.fail("", "nests deeper than " + std::to_string(max_nesting) + " levels; not a config.json");
   if (!j.is_object()) r.fail("", "a config.json must be a JSON object, got " + describe(j));
 
   // --- the scaling block: rope_scaling (v4) and/or rope_parameters (v5) ---------------------------
@@ -442,6 +464,14 @@ inline hf_config_parse parse(const json& j, const std::string& source) {
 
   try {
     validate(c);
+    // Parameters valid one by one can still overflow the schedule (a factor of 1e-320); the
+    // schedule is computed once at the training length and once past it (dynamic NTK, LongRoPE's
+    // long factors) so such a file is refused here, naming the field.
+    if (c.bands() <= 4096) {
+      (void)compute_frequencies<double>(c);
+      const std::int64_t L = c.trained_length();
+      (void)compute_frequencies<double>(c, L < std::numeric_limits<std::int64_t>::max() ? L + 1 : L);
+    }
   } catch (const std::invalid_argument& e) {
     // validate's message starts with "rope_config.<field>:"; keep it whole.
     r.fail("(derived rope_config)", e.what());

@@ -131,6 +131,11 @@ constexpr void validate(const rope_config& cfg) {
         if (!std::isfinite(v) || !(v > 0.0)) invalid_config("short_factor", "entries must be finite and > 0");
       for (double v : cfg.long_factor)
         if (!std::isfinite(v) || !(v > 0.0)) invalid_config("long_factor", "entries must be finite and > 0");
+      // sqrt(1 + ln s / ln L) divides by ln L (HF: ZeroDivisionError at L = 1; found by fuzzing).
+      if (!cfg.attention_factor && cfg.trained_length() <= 1)
+        invalid_config("original_max_position_embeddings",
+                       "must be > 1 for LongRoPE's attention factor sqrt(1 + ln s / ln L), got " +
+                           std::to_string(cfg.trained_length()));
       break;
     }
   }
@@ -305,13 +310,29 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
 // wins), except that YaRN/LongRoPE read factor == 1 with an original length as "absent" and use
 // max_position_embeddings / original_max_position_embeddings (see effective_factor_in).
 // Throws std::invalid_argument (validate) for configs no rule can evaluate.
+namespace detail {
+// Parameters each valid on their own can still overflow a schedule (factor 1e-320 divides
+// inv_freq into infinity; a subnormal LongRoPE factor likewise: found by fuzz/fuzz_config_json).
+// v - v is 0 only for finite v (constexpr, unlike std::isfinite in C++20).
+template <class W>
+constexpr void require_finite(const frequency_schedule<W>& s) {
+  for (const W& v : s.inv_freq)
+    if (!(v - v == W(0))) invalid_config("factor", "the frequency schedule overflows (a band's inv_freq is not finite)");
+  if (!(s.attention_factor - s.attention_factor == W(0)))
+    invalid_config("attention_factor", "the attention factor of this schedule is not finite");
+}
+}  // namespace detail
+
 template <class T>
 constexpr frequency_schedule<T> compute_frequencies(const rope_config& cfg, std::int64_t seq_len = 0) {
   validate(cfg);
   if constexpr (std::is_floating_point_v<T>) {
-    return detail::compute_native<T>(cfg, seq_len);
+    auto out = detail::compute_native<T>(cfg, seq_len);
+    detail::require_finite(out);
+    return out;
   } else {
     const frequency_schedule<float> wide = detail::compute_native<float>(cfg, seq_len);
+    detail::require_finite(wide);
     frequency_schedule<T> out;
     out.inv_freq.reserve(wide.inv_freq.size());
     for (float v : wide.inv_freq) out.inv_freq.push_back(static_cast<T>(v));
