@@ -530,3 +530,29 @@ TEST(Diagnose, InvFreqInBf16Bf16Dump) {
   expect_top(v, "inv_freq_low_precision");
 }
 }  // namespace
+
+namespace {
+// The implied scores: exact angles rounded to fp32 keep the relative-offset identity to within the
+// element allowance (cos/sin 3u + rotation 2u per component gives ||y - y*|| <= 2 * 5u ||x||, and
+// a score error <= 2 * that: 20u); positions held in bf16 break it by orders of magnitude. Every
+// token gets its own error entry.
+TEST(Diagnose, ScoreViolationAndPerPositionErrors) {
+  const auto c = claimed_config();
+  const auto good = audit::audit(
+      make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32"), c);
+  std::printf("score violation, fp64 angles stored in fp32: %.3g (allowance 20u = %.3g)\n", good.score_violation,
+              20 * 0x1p-24);
+  EXPECT_LT(good.score_violation, 20 * 0x1p-24);
+  ASSERT_EQ(good.per_position.size(), kPos.size());
+  for (std::size_t t = 0; t < kPos.size(); ++t) {
+    EXPECT_EQ(good.per_position[t].position, kPos[t]);
+    EXPECT_LE(good.per_position[t].worst_ratio, good.worst_ratio);
+  }
+  std::vector<std::int64_t> used;
+  for (auto p : kPos) used.push_back(static_cast<std::int64_t>(static_cast<float>(scalar_traits<bfloat16>::narrow(static_cast<double>(p)))));
+  const auto bad = audit::audit(make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, used, "float32"), c);
+  std::printf("score violation, positions in bf16: %.3g at m=%lld n=%lld\n", bad.score_violation,
+              static_cast<long long>(bad.score_violation_m), static_cast<long long>(bad.score_violation_n));
+  EXPECT_GT(bad.score_violation, 1e-3);
+}
+}  // namespace

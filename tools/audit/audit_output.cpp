@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -81,6 +82,32 @@ std::string human_summary(const audit_report& r) {
   s += fmt("  distance from HF's fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
            v.from_hf.max_ulps, static_cast<long long>(v.from_hf.at_position), band_str(v.from_hf.at_band).c_str(),
            v.from_hf.worst_ratio, v.hf_inv_freq_source.c_str());
+  s += fmt("  relative-offset identity of the implied scores: largest violation %.3g (of af^2 |x_m| |x_n|), at "
+           "positions m = %lld, n = %lld\n",
+           v.score_violation, static_cast<long long>(v.score_violation_m), static_cast<long long>(v.score_violation_n));
+  {
+    // Error against position: the worst token per octave of position (the full series is in --json).
+    std::string series;
+    std::int64_t octave_end = 1;
+    double best = -1;
+    const token_error* worst = nullptr;
+    auto flush = [&] {
+      if (worst) series += fmt("%s%lld:%.3g", series.empty() ? "" : "  ", static_cast<long long>(worst->position), worst->max_ulps);
+      worst = nullptr, best = -1;
+    };
+    std::vector<const token_error*> sorted;
+    for (const auto& t : v.per_position) sorted.push_back(&t);
+    std::stable_sort(sorted.begin(), sorted.end(), [](auto a, auto b) { return a->position < b->position; });
+    for (const token_error* t : sorted) {
+      while (t->position >= octave_end) {
+        flush();
+        octave_end *= 2;
+      }
+      if (t->max_ulps > best) best = t->max_ulps, worst = t;
+    }
+    flush();
+    if (!series.empty()) s += "  error by position (worst token per octave, position:ulps): " + series + "\n";
+  }
   for (const auto& e : r.evidence) s += "  " + e.what + ": " + e.sentence + "\n";
   if (!v.findings.empty()) {
     s += v.pass ? "\nwarnings:\n" : "\ndiagnosis (most evidence first):\n";
@@ -142,6 +169,10 @@ std::string to_json(const audit_report& r) {
     j["evidence"].push_back({{"tensor", e.what}, {"sentence", e.sentence}, {"max_error", num(e.max_error)},
                              {"max_error_ulps", num(e.max_error_ulps)}});
   j["notes"] = r.notes;
+  j["score_violation"] = {{"max", num(v.score_violation)}, {"m", v.score_violation_m}, {"n", v.score_violation_n}};
+  auto& pp = j["per_position"] = nlohmann::json::array();
+  for (const auto& t : v.per_position)
+    pp.push_back({{"position", t.position}, {"max_error_ulps", num(t.max_ulps)}, {"error_over_allowance", num(t.worst_ratio)}});
   j["values_judged"] = v.elements;
   j["tokens_diagnosed"] = v.tokens_diagnosed;
   j["seconds"] = {{"read", r.seconds_read}, {"audit", r.seconds_audit}};

@@ -404,6 +404,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
   // ---- 1. judge (every element; the reference once per (token, band), shared by all heads) ------
   const auto hd = static_cast<std::size_t>(full.head_dim);
   const auto row = static_cast<std::size_t>(full.heads) * hd;
+  std::vector<token_error> per_token(static_cast<std::size_t>(full.tokens));
   auto judge_tokens = [&](int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done) {
     std::vector<reference::dd> angles(static_cast<std::size_t>(nb));
     std::vector<reference::cos_sin_dd> cs(static_cast<std::size_t>(nb));
@@ -425,6 +426,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
         hc[b] = std::cos(static_cast<long double>(a32)), hs[b] = std::sin(static_cast<long double>(a32));
       }
       const std::size_t base_o = static_cast<std::size_t>(t) * row;
+      double tok_ulps = 0, tok_ratio = 0;  // this token's largest error and error/allowance
       for (int h = 0; h < full.heads; ++h) {
         const std::size_t o = base_o + static_cast<std::size_t>(h) * hd;
         for (int i = 0; i < nb; ++i) {
@@ -459,10 +461,11 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
           const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
           A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, p, i);
           A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, p, i);
-          const double r_sel = opt.reference == reference_kind::hf ? r_hf : r_ex;
-          A.sel_abs = std::max(A.sel_abs, opt.reference == reference_kind::hf ? e_hf : e_ex);
-          if (!flat && opt.reference == reference_kind::exact && r_ex > tol_fixed) A.needed_angle_allowance = true;
-          (void)r_sel;
+          const bool hf_sel = opt.reference == reference_kind::hf;
+          A.sel_abs = std::max(A.sel_abs, hf_sel ? e_hf : e_ex);
+          if (!flat && !hf_sel && r_ex > tol_fixed) A.needed_angle_allowance = true;
+          tok_ulps = std::max(tok_ulps, (hf_sel ? r_hf : r_ex) / epsT);
+          tok_ratio = std::max(tok_ratio, hf_sel ? r_hf / t_hf : r_ex / t_ex);
         }
         for (std::size_t j = static_cast<std::size_t>(claimed.rotary_dim); j < hd; ++j) {
           const double x = full.x[o + j], y = full.y[o + j];
@@ -476,9 +479,12 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
           A.note(A.ex, r / epsT, r / uT, e, p, -1);
           A.note(A.hf, r / epsT, r / uT, e, p, -1);
           A.sel_abs = std::max(A.sel_abs, e);
+          tok_ulps = std::max(tok_ulps, r / epsT);
+          tok_ratio = std::max(tok_ratio, r / uT);
         }
       }
       A.elements += static_cast<std::int64_t>(row);
+      per_token[static_cast<std::size_t>(t)] = {p, tok_ulps, tok_ratio};  // each worker owns its tokens
       if (done) {
         const auto k = done->fetch_add(1, std::memory_order_relaxed) + 1;
         if (opt.progress && t0 == 0 && (k % 256 == 0 || k == full.tokens)) opt.progress(k, full.tokens);
@@ -575,6 +581,45 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
   const dump sub = static_cast<int>(subset.size()) < full.tokens ? take_tokens(full, subset) : dump{};
   const dump& d = static_cast<int>(subset.size()) < full.tokens ? sub : full;
   v.tokens_diagnosed = d.tokens;
+  v.per_position = std::move(per_token);
+
+  // Relative-offset identity of the implied scores: <y_m, y_n> must equal
+  // af^2 <x_m, R(n - m) x_n> per head. Pairs: every token of the diagnosis subset with the token of
+  // the smallest position and with its predecessor in position order; at most 4 heads.
+  {
+    std::vector<int> by_pos(static_cast<std::size_t>(d.tokens));
+    std::iota(by_pos.begin(), by_pos.end(), 0);
+    std::stable_sort(by_pos.begin(), by_pos.end(), [&](int l, int r) {
+      return d.positions[static_cast<std::size_t>(l)] < d.positions[static_cast<std::size_t>(r)];
+    });
+    const int hs = std::min(d.heads, 4);
+    std::vector<reference::dd> rx(hd);
+    auto check_pair = [&](int m, int n) {
+      const std::int64_t pm = d.positions[static_cast<std::size_t>(m)], pn = d.positions[static_cast<std::size_t>(n)];
+      for (int h = 0; h < hs; ++h) {
+        const std::size_t om = (static_cast<std::size_t>(m) * d.heads + h) * hd;
+        const std::size_t on = (static_cast<std::size_t>(n) * d.heads + h) * hd;
+        ref.rotate(pn - pm, std::span<const double>(d.x.data() + on, hd), rx);  // af R(n - m) x_n
+        long double got = 0, want = 0, nm = 0, nn = 0;
+        for (std::size_t j = 0; j < static_cast<std::size_t>(claimed.rotary_dim); ++j) {
+          got += static_cast<long double>(d.y[om + j]) * d.y[on + j];
+          want += static_cast<long double>(d.x[om + j]) * rx[j].value() * af_l;
+          nm += static_cast<long double>(d.x[om + j]) * d.x[om + j];
+          nn += static_cast<long double>(d.x[on + j]) * d.x[on + j];
+        }
+        const long double scale = af_l * af_l * std::sqrt(nm * nn);
+        const double viol = scale > 0 ? static_cast<double>(std::fabs(got - want) / scale) : 0.0;
+        if (!(viol <= v.score_violation)) {  // NaN propagates as the worst
+          v.score_violation = std::isnan(viol) ? std::numeric_limits<double>::infinity() : viol;
+          v.score_violation_m = pm, v.score_violation_n = pn;
+        }
+      }
+    };
+    for (std::size_t k = 1; k < by_pos.size(); ++k) {
+      check_pair(by_pos[0], by_pos[k]);
+      if (k >= 2) check_pair(by_pos[k - 1], by_pos[k]);
+    }
+  }
   const auto n = static_cast<std::size_t>(d.tokens) * row;
 
   // ---- 2. diagnosis ---------------------------------------------------------------------------

@@ -69,6 +69,14 @@ struct distance {
 enum class reference_kind { exact, hf };
 [[nodiscard]] std::string_view to_string(reference_kind k) noexcept;
 
+// One token's largest error against the chosen reference (ulps, as max_error_ulps) and its largest
+// error / allowance.
+struct token_error {
+  std::int64_t position = 0;
+  double max_ulps = 0;
+  double worst_ratio = 0;
+};
+
 struct verdict {
   bool pass = false;
   reference_kind reference = reference_kind::exact;
@@ -79,6 +87,12 @@ struct verdict {
   std::string tolerance_reason;
   distance from_exact, from_hf;  // how far the dump is from each reference
   std::int64_t elements = 0;     // values judged
+  std::vector<token_error> per_position;  // one per token, in the dump's order
+  // Relative-offset identity of the scores the outputs imply: max over checked pairs (m, n) and
+  // heads of |<y_m, y_n> - af^2 <x_m, R(n - m) x_n>| / (af^2 |x_m| |x_n|) over the rotated part
+  // (pairs: each token of the diagnosis subset with the smallest position and with its predecessor).
+  double score_violation = 0;
+  std::int64_t score_violation_m = 0, score_violation_n = 0;
   int tokens_diagnosed = 0;      // tokens the diagnosis looked at (a spread subset of a large dump)
   std::vector<finding> findings;  // ordered by evidence (confidence, descending)
   // The hf reference's inv_freq: "emulated" (hf_frequencies_fp32) or "from the dump" (with the
