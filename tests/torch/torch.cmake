@@ -72,3 +72,13 @@ ropecheck_torch_case(hf_fp32_decode_at_zero 1 positions_constant --impl hf --dty
 ropecheck_torch_case(hf_fp32_fast_sincos 1 fast_sincos --impl hf --dtype float32 --bug fast_sincos)
 ropecheck_torch_case(hf_fp32_dynamic_ntk_not_reset 1 dynamic_ntk_not_reset --impl hf --dtype float32
                      --scaling dynamic --factor 2 --bug dynamic_ntk_not_reset)
+ropecheck_torch_case(hf_fp32_llama3_scaling_missing 1 scaling_wrong --impl hf --dtype float32 --scaling llama3 --factor 8
+                     --low-freq-factor 1 --high-freq-factor 4 --original-max-position-embeddings 8192 --bug scaling_missing)
+ropecheck_torch_case(hf_bf16_yarn_scaling_missing 1 scaling_wrong --impl hf --dtype bfloat16 --scaling yarn --factor 4
+                     --original-max-position-embeddings 32768 --bug scaling_missing)
+# More dtypes and layouts of correct kernels, and the same bugs through Meta's kernel and in bf16.
+ropecheck_torch_case(hf_fp16 0 - --impl hf --dtype float16)
+ropecheck_torch_case(meta_fp32_llama3 0 - --impl meta --dtype float32 --scaling llama3 --factor 8
+                     --low-freq-factor 1 --high-freq-factor 4 --original-max-position-embeddings 8192)
+ropecheck_torch_case(meta_fp32_wrong_base 1 base_wrong --impl meta --dtype float32 --bug wrong_base)
+ropecheck_torch_case(hf_bf16_inv_freq_bf16 1 inv_freq_low_precision --impl hf --dtype bfloat16 --bug inv_freq_bf16)

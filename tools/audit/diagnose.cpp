@@ -952,11 +952,18 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
         }
       }
     if (!freq_class && max_rel_f > 1e-3 && ub >= 2 && fit[0] > 0 && fit[1] > 0) {
+      // Largest relative disagreement of a hypothesis with the fitted frequencies, over the bands
+      // whose fit is precise enough to judge (slope noise < 5e-4: in bf16 dumps the slowest bands
+      // turn too little to be fitted to 1e-3); needs a quarter of the bands (at least 2).
       auto mismatch = [&](const std::vector<double>& hyp) {
         double m = 0;
-        for (int i = 0; i < ub && i < static_cast<int>(hyp.size()); ++i)
+        int used = 0;
+        for (int i = 0; i < ub && i < static_cast<int>(hyp.size()); ++i) {
+          if (noise[static_cast<std::size_t>(i)] >= 5e-4) continue;
+          ++used;
           m = std::max(m, std::fabs(fit[static_cast<std::size_t>(i)] / hyp[static_cast<std::size_t>(i)] - 1));
-        return m;
+        }
+        return used >= std::max(2, ub / 4) ? m : std::numeric_limits<double>::infinity();
       };
       // Theta over head_dim (partial rotary): the claimed base, exponent 2i/head_dim.
       double mis_hd = std::numeric_limits<double>::infinity();

@@ -40,6 +40,7 @@ BUGS = (
     "decode_at_zero",
     "fast_sincos",
     "dynamic_ntk_not_reset",
+    "scaling_missing",
 )
 WRONG_BASE = 10000.0  # the base the `wrong_base` implementation uses
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -237,7 +238,13 @@ def run_hf(a, x, positions):
             seq_len = torch.tensor(4 * a.max_position_embeddings, dtype=torch.int64)
         elif int(cur) > a.max_position_embeddings:
             seq_len = cur
-    inv_freq, af = hf_frequencies(a, base, rd, exponent_dim, seq_len)
+    if bug == "scaling_missing":
+        # The config's rope_scaling is ignored: the plain schedule, no attention factor.
+        plain = argparse.Namespace(**vars(a))
+        plain.scaling = "default"
+        inv_freq, af = hf_frequencies(plain, base, rd, exponent_dim, None)
+    else:
+        inv_freq, af = hf_frequencies(a, base, rd, exponent_dim, seq_len)
     if bug == "yarn_factor_missing":
         af = 1.0
     if bug == "inv_freq_bf16":
@@ -587,6 +594,8 @@ def validate(p, a):
     if b in ("yarn_factor_missing", "yarn_factor_doubled"):
         if a.impl != "hf" or a.scaling != "yarn":
             err(f"--bug {b} needs --impl hf --scaling yarn")
+    if b == "scaling_missing" and (a.impl != "hf" or a.scaling in ("default", "dynamic")):
+        err("--bug scaling_missing needs --impl hf and --scaling linear, yarn or llama3")
     if b == "dynamic_ntk_not_reset" and (a.impl != "hf" or a.scaling != "dynamic"):
         err("--bug dynamic_ntk_not_reset needs --impl hf --scaling dynamic")
     if a.scaling == "dynamic" and a.impl != "hf":
