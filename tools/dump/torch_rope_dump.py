@@ -41,6 +41,7 @@ BUGS = (
     "fast_sincos",
     "dynamic_ntk_not_reset",
     "scaling_missing",
+    "kv_decode_off_by_one",
 )
 WRONG_BASE = 10000.0  # the base the `wrong_base` implementation uses
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -255,6 +256,10 @@ def run_hf(a, x, positions):
         position_ids = position_ids + 1
     elif bug == "decode_at_zero":
         position_ids = torch.zeros_like(position_ids)
+    elif bug == "kv_decode_off_by_one":
+        # A KV cache: the prompt (positions < 64) is prefilled right, every decoded key after it is
+        # rotated one position ahead (the position counter advanced before the rotation).
+        position_ids = torch.where(position_ids >= 64, position_ids + 1, position_ids)
 
     # LlamaRotaryEmbedding.forward (autocast disabled: everything below is fp32)
     inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
@@ -594,6 +599,8 @@ def validate(p, a):
     if b in ("yarn_factor_missing", "yarn_factor_doubled"):
         if a.impl != "hf" or a.scaling != "yarn":
             err(f"--bug {b} needs --impl hf --scaling yarn")
+    if b == "kv_decode_off_by_one" and a.impl != "hf":
+        err("--bug kv_decode_off_by_one needs --impl hf")
     if b == "scaling_missing" and (a.impl != "hf" or a.scaling in ("default", "dynamic")):
         err("--bug scaling_missing needs --impl hf and --scaling linear, yarn or llama3")
     if b == "dynamic_ntk_not_reset" and (a.impl != "hf" or a.scaling != "dynamic"):
