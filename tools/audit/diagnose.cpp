@@ -884,11 +884,34 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
             ++shown;
           }
         }
+        // The wrong tokens' common offset, and whether they are exactly the tokens from some position
+        // on (a KV cache whose decode steps are off while the prefill is right).
+        std::optional<long long> common;
+        bool same = true;
+        std::int64_t first_wrong = std::numeric_limits<std::int64_t>::max(), last_right = std::numeric_limits<std::int64_t>::min();
+        for (int t = 0; t < d.tokens; ++t) {
+          const auto tt = static_cast<std::size_t>(t);
+          if (std::fabs(dp[tt]) < 0.5) {
+            last_right = std::max(last_right, d.positions[tt]);
+            continue;
+          }
+          first_wrong = std::min(first_wrong, d.positions[tt]);
+          const long long k = std::llround(dp[tt]);
+          if (!common) common = k;
+          else if (*common != k) same = false;
+        }
+        std::string pattern;
+        if (at_zero == shifted) pattern = ": every wrong one at position 0, as when decoding restarts at 0";
+        else if (same && common && last_right < first_wrong)
+          pattern = fmt(": every token from position %lld on is offset by %+lld and every one before is right, as "
+                        "when a KV cache's decode positions are off by %+lld after the prefill",
+                        static_cast<long long>(first_wrong), *common, *common);
+        else if (same && common)
+          pattern = fmt(": all of them by %+lld", *common);
         add(v, "positions_wrong",
             fmt("%d of %d tokens are rotated at other positions than claimed (claimed -> acting: %s%s)%s; the others "
                 "are right (angle fit residual <= %.2g rad)",
-                shifted, d.tokens, examples.c_str(), shifted > shown ? ", ..." : "",
-                at_zero == shifted ? ": every wrong one at position 0, as when decoding restarts at 0" : "", worst_fit),
+                shifted, d.tokens, examples.c_str(), shifted > shown ? ", ..." : "", pattern.c_str(), worst_fit),
             0.9);
       }
     }
