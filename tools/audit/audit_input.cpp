@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -45,6 +46,13 @@ bool sidecar_declares_bf16(const std::filesystem::path& dir) {
     if (!v.is_boolean()) throw input_error(side, "\"bfloat16\" must be true or false");
   }
   return j.value("bfloat16", false);
+}
+
+// product of every axis but the last
+std::int64_t tokens_before_last(const std::vector<std::int64_t>& P) {
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i + 1 < P.size(); ++i) n *= P[i];
+  return n;
 }
 
 }  // namespace
@@ -106,7 +114,44 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
         throw input_error(where("positions"), "positions must be integers; found " + std::to_string(p));
     out.notes.push_back("positions are stored as " + audit_dtype_name(pos.type) + "; all values are integral");
   }
+  // Leading singleton axes (a batch of 1) are dropped from every tensor, so positions [1, T] with x
+  // [T, H, D], or positions [T] with x [1, T, H, D] or cos [1, T, D], line up.
+  auto squeeze_front = [&](tensor& t, std::size_t keep_at_least) {
+    bool dropped = false;
+    while (t.shape.size() > keep_at_least && t.shape.front() == 1) t.shape.erase(t.shape.begin()), dropped = true;
+    return dropped;
+  };
+  squeeze_front(pos, 1);
   const std::vector<std::int64_t> P = pos.shape.empty() ? std::vector<std::int64_t>{1} : pos.shape;
+  if (squeeze_front(x, P.size() + 1) | squeeze_front(y, P.size() + 1))
+    out.notes.push_back("leading axes of size 1 (a batch of one) were dropped from x and y");
+  for (const char* opt_name : {"cos", "sin"})
+    if (auto it = ts.find(opt_name); it != ts.end()) squeeze_front(it->second, P.size() + 1);
+  // HF's own layout, [batch, heads, tokens, dim] with positions [batch, tokens] (q and k as
+  // apply_rotary_pos_emb sees them): moved to [batch, tokens, heads, dim] when that is the only
+  // reading of the shapes.
+  if (x.shape.size() == P.size() + 2 && x.shape == y.shape && !starts_with(x.shape, P)) {
+    const std::size_t k = P.size();
+    const bool match = std::equal(P.begin(), P.end() - 1, x.shape.begin()) && x.shape[k] == P.back();
+    if (match) {
+      const std::int64_t B = tokens_before_last(P), H = x.shape[k - 1], T = P.back(), D = x.shape.back();
+      for (tensor* t : {&x, &y}) {
+        std::vector<double> moved(t->values.size());
+        for (std::int64_t b = 0; b < B; ++b)
+          for (std::int64_t h = 0; h < H; ++h)
+            for (std::int64_t tk = 0; tk < T; ++tk)
+              std::copy_n(t->values.begin() + static_cast<std::ptrdiff_t>(((b * H + h) * T + tk) * D), D,
+                          moved.begin() + static_cast<std::ptrdiff_t>(((b * T + tk) * H + h) * D));
+        t->values = std::move(moved);
+        std::vector<std::int64_t> shape(P.begin(), P.end());
+        shape.push_back(H);
+        shape.push_back(D);
+        t->shape = shape;
+      }
+      out.notes.push_back("x and y are [batch, heads, tokens, head_dim] (HF's layout for q and k): read as "
+                          "[batch, tokens, heads, head_dim]");
+    }
+  }
   std::int64_t tokens = 1;
   for (auto e : P) tokens *= e;
   if (tokens <= 0) throw input_error(where("positions"), "positions are empty " + shape_str(pos.shape));

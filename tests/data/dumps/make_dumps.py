@@ -8,6 +8,7 @@ Outputs (committed; regenerate with `/usr/bin/python3 make_dumps.py` in this fol
   lying_shape.safetensors  a header whose y shape disagrees with its byte range
   nan_x.safetensors        a NaN in the inputs
   float_positions.safetensors  positions stored as F32 with a non-integral value
+  hf_layout.safetensors    good_f32 as HF holds q: x, y [1, heads, tokens, head_dim], positions [1, tokens]
   npy_bf16/                positions.npy, x.npy, y.npy (bf16 as <u2) with the sidecar ropecheck.json
   config.json              the claimed convention (head_dim 64, base 500000, max 131072)
 """
@@ -90,6 +91,11 @@ def main():
     safetensors('truncated.safetensors', {'positions': pos, 'x': ('F32', shape, xf), 'y': ('F32', shape, good)}, cut=3000)
     safetensors('lying_shape.safetensors', {'positions': pos, 'x': ('F32', shape, xf), 'y': ('F32', shape, good)},
                 lie=('y', [len(POS), H, D * 2]))
+    def hf_order(v):  # [T, H, D] -> [1, H, T, D]
+        return [v[(t * H + h) * D + j] for h in range(H) for t in range(len(POS)) for j in range(D)]
+    safetensors('hf_layout.safetensors', {'positions': ('I64', [1, len(POS)], POS),
+                                           'x': ('F32', [1, H, len(POS), D], hf_order(xf)),
+                                           'y': ('F32', [1, H, len(POS), D], hf_order(good))})
     bad_x = list(xf)
     bad_x[5] = float('nan')
     safetensors('nan_x.safetensors', {'positions': pos, 'x': ('F32', shape, bad_x), 'y': ('F32', shape, good)})
