@@ -228,8 +228,9 @@ std::string plugin_summary(const audit::plugin_audit_result& r) {
   s += "  seed " + std::to_string(r.seed) + ", " + std::to_string(r.max_success) + " cases per property\n\n";
   for (const auto& p : r.properties) {
     char line[256];
-    std::snprintf(line, sizeof line, "  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), p.passed ? "pass" : "FAIL",
-                  p.successes, p.seconds);
+    // Replaying one property's counterexample (RC_PARAMS="reproduce=...") runs no case of the others.
+    const char* status = !p.passed ? "FAIL" : p.successes == 0 ? "not run (replay of another property)" : "pass";
+    std::snprintf(line, sizeof line, "  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), status, p.successes, p.seconds);
     s += line;
     if (!p.passed) {
       // RapidCheck's description starts with the failing assertion's file:line and source text;
