@@ -407,8 +407,8 @@ TEST(Diagnose, HfReferenceJudgesAgainstHfsOwnAngles) {
   print("HF fp32 against HF's convention", v);
   EXPECT_TRUE(v.pass);
   EXPECT_EQ(v.reference, audit::reference_kind::hf);
-  EXPECT_LT(v.from_hf.max_ulps * 100, v.from_exact.max_ulps);
-  EXPECT_EQ(v.max_error_ulps, v.from_hf.max_ulps);
+  EXPECT_LT(v.from_framework.max_ulps * 100, v.from_exact.max_ulps);
+  EXPECT_EQ(v.max_error_ulps, v.from_framework.max_ulps);
   const auto exact_dump = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
   const auto w = audit::audit(exact_dump, c, hf);
   print("fp64 angles against HF's convention", w);
@@ -462,7 +462,7 @@ TEST(Diagnose, NonFiniteThreadsAndSubsets) {
   const auto a = audit::audit(wrong, c, one), b = audit::audit(wrong, c, many), s = audit::audit(wrong, c, small);
   EXPECT_EQ(a.max_error_ulps, b.max_error_ulps);
   EXPECT_EQ(a.worst_ratio, b.worst_ratio);
-  EXPECT_EQ(a.from_hf.max_ulps, b.from_hf.max_ulps);
+  EXPECT_EQ(a.from_framework.max_ulps, b.from_framework.max_ulps);
   EXPECT_EQ(a.from_exact.worst_position, b.from_exact.worst_position);
   ASSERT_EQ(a.findings.size(), b.findings.size());
   EXPECT_EQ(s.tokens_diagnosed, 70);
@@ -554,5 +554,25 @@ TEST(Diagnose, ScoreViolationAndPerPositionErrors) {
   std::printf("score violation, positions in bf16: %.3g at m=%lld n=%lld\n", bad.score_violation,
               static_cast<long long>(bad.score_violation_m), static_cast<long long>(bad.score_violation_n));
   EXPECT_GT(bad.score_violation, 1e-3);
+}
+}  // namespace
+
+namespace {
+// ggml's convention as the reference: ggml's own fp32 chain passes it tightly (no angle term) and
+// sits far closer to it than to exact angles; HF's fp32 angles do not reproduce it.
+TEST(Diagnose, GgmlReferenceJudgesAgainstGgmlsChain) {
+  const auto c = claimed_config();
+  audit::audit_options g;
+  g.reference = audit::reference_kind::ggml;
+  const auto ggml_dump = make_dump<float>(rope_geometry::of(c), ggml_angle(c), kPos, kPos, "float32");
+  const auto v = audit::audit(ggml_dump, c, g);
+  print("ggml fp32 against ggml's convention", v);
+  EXPECT_TRUE(v.pass);
+  EXPECT_EQ(v.framework, "ggml");
+  EXPECT_LT(v.from_framework.max_ulps * 100, v.from_exact.max_ulps);
+  const auto hf_dump = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  EXPECT_FALSE(audit::audit(hf_dump, c, g).pass);
+  const auto exact = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
+  expect_top(audit::audit(exact, c, g), "not_ggml_convention");
 }
 }  // namespace

@@ -321,8 +321,8 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
-  if (af.reference != "exact" && af.reference != "hf")
-    throw usage_error("--reference must be exact or hf, got '" + af.reference + "'");
+  if (af.reference != "exact" && af.reference != "hf" && af.reference != "meta" && af.reference != "ggml")
+    throw usage_error("--reference must be exact, hf (meta: the same angles) or ggml, got '" + af.reference + "'");
   const auto t0 = clock::now();
   if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
   audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
@@ -355,7 +355,9 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
 
   audit::audit_options o;
   o.strict = af.strict;
-  o.reference = af.reference == "hf" ? audit::reference_kind::hf : audit::reference_kind::exact;
+  o.reference = af.reference == "hf" || af.reference == "meta" ? audit::reference_kind::hf
+                : af.reference == "ggml"                        ? audit::reference_kind::ggml
+                                                                : audit::reference_kind::exact;
   o.tolerance_ulps = af.tolerance_ulps;
   o.seq_len = af.seq_len;
   o.threads = af.threads;
@@ -433,8 +435,8 @@ int main(int argc, char** argv) {
   aud_conv.add_to(aud);
   aud->add_option("--dtype", af.dtype, "the dump's dtype when the files cannot say it: bfloat16 declares .npy '<u2' arrays as bf16");
   aud->add_option("--reference", af.reference,
-                  "exact (default): exact mathematics; hf: HF's convention computed exactly (fp32 inv_freq and "
-                  "fp32 product p*inv_freq, exact cos/sin)")
+                  "exact (default): exact mathematics; hf (or meta): HF's convention computed exactly (fp32 "
+                  "inv_freq and fp32 product p*inv_freq, exact cos/sin); ggml: llama.cpp's fp32 chain of products")
       ->capture_default_str();
   aud->add_flag("--strict", af.strict, "allow no fp32 angle drift: angles must be as good as fp64's");
   aud->add_option("--tolerance-ulps", af.tolerance_ulps,

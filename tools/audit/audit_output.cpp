@@ -73,15 +73,18 @@ std::string human_summary(const audit_report& r) {
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   s += fmt("\n%s against the %s reference%s: max error %.4g ulps of %s (|error| %.3g), allowance there %.4g ulps\n",
            v.pass ? "PASS" : "FAIL",
-           v.reference == reference_kind::hf ? "HF fp32-angle convention (computed exactly)" : "exact",
+           v.reference == reference_kind::hf     ? "HF fp32-angle convention (computed exactly)"
+           : v.reference == reference_kind::ggml ? "ggml fp32-angle convention (computed exactly)"
+                                                 : "exact",
            r.strict ? " (strict)" : "", v.max_error_ulps, r.dtype.c_str(), v.max_error_abs, v.tolerance);
   s += "  tolerance: " + v.tolerance_reason + "\n";
   s += fmt("  distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
            v.from_exact.max_ulps, static_cast<long long>(v.from_exact.at_position), band_str(v.from_exact.at_band).c_str(),
            v.from_exact.worst_ratio);
-  s += fmt("  distance from HF's fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
-           v.from_hf.max_ulps, static_cast<long long>(v.from_hf.at_position), band_str(v.from_hf.at_band).c_str(),
-           v.from_hf.worst_ratio, v.hf_inv_freq_source.c_str());
+  s += fmt("  distance from %s fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
+           v.framework == "ggml" ? "ggml's" : "HF's",
+           v.from_framework.max_ulps, static_cast<long long>(v.from_framework.at_position), band_str(v.from_framework.at_band).c_str(),
+           v.from_framework.worst_ratio, v.hf_inv_freq_source.c_str());
   s += fmt("  relative-offset identity of the implied scores: largest violation %.3g (of af^2 |x_m| |x_n|), at "
            "positions m = %lld, n = %lld\n",
            v.score_violation, static_cast<long long>(v.score_violation_m), static_cast<long long>(v.score_violation_n));
@@ -159,8 +162,8 @@ std::string to_json(const audit_report& r) {
                     {"reason", v.tolerance_reason}};
   j["max_error_ulps"] = num(v.max_error_ulps);
   j["max_error_abs"] = num(v.max_error_abs);
-  j["distance"] = {{"exact", distance_json(v.from_exact)}, {"hf", distance_json(v.from_hf)}};
-  j["distance"]["hf"]["inv_freq_source"] = v.hf_inv_freq_source;
+  j["distance"] = {{"exact", distance_json(v.from_exact)}, {v.framework, distance_json(v.from_framework)}};
+  j["distance"][v.framework]["inv_freq_source"] = v.hf_inv_freq_source;
   j["findings"] = nlohmann::json::array();
   for (const auto& f : v.findings)
     j["findings"].push_back({{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}});

@@ -68,6 +68,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "ropecheck/angle.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/scalar.hpp"
@@ -271,7 +272,7 @@ void add(verdict& v, std::string cls, std::string sentence, double conf) {
 }  // namespace
 
 std::string_view to_string(reference_kind k) noexcept {
-  return k == reference_kind::hf ? "hf" : "exact";
+  return k == reference_kind::hf ? "hf" : k == reference_kind::ggml ? "ggml" : "exact";
 }
 
 namespace {
@@ -400,6 +401,10 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     }
   }
   const bool wide = T.digits >= 53;  // float64 dumps: reference arithmetic in long double
+  const bool use_ggml = opt.reference == reference_kind::ggml;
+  std::optional<ggml_angle> ggml;
+  if (use_ggml) ggml.emplace(claimed, seq_len);
+  const bool fw_sel = opt.reference != reference_kind::exact;  // judged against a framework's convention
 
   // ---- 1. judge (every element; the reference once per (token, band), shared by all heads) ------
   const auto hd = static_cast<std::size_t>(full.head_dim);
@@ -410,11 +415,13 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     std::vector<reference::cos_sin_dd> cs(static_cast<std::size_t>(nb));
     std::vector<long double> hc(static_cast<std::size_t>(nb)), hs(static_cast<std::size_t>(nb));
     std::vector<double> tol_ex(static_cast<std::size_t>(nb)), ang(static_cast<std::size_t>(nb));
+    std::vector<float> fw_angles(static_cast<std::size_t>(nb));
     for (int t = t0; t < t1; ++t) {
       const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
       ref.all_bands(p, angles, cs);
       const double kpos = std::fabs(static_cast<double>(p)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
       const float pf = static_cast<float>(p);
+      if (use_ggml) ggml->fill_angles(p, fw_angles);
       for (int i = 0; i < nb; ++i) {
         const auto b = static_cast<std::size_t>(i);
         ang[b] = (kf[b] + kpos + 1) * uA * std::fabs(angles[b].hi);
@@ -422,7 +429,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
         // HF: the fp32 product of fp32 operands, then cos/sin of that exact number. x87 sincosl
         // (error ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR,
         // agrees and is tested to, but costs ~3 us a value: 6 s for a 1 GiB dump).
-        const float a32 = pf * hf_inv[b];
+        const float a32 = use_ggml ? fw_angles[b] : pf * hf_inv[b];
         hc[b] = std::cos(static_cast<long double>(a32)), hs[b] = std::sin(static_cast<long double>(a32));
       }
       const std::size_t base_o = static_cast<std::size_t>(t) * row;
@@ -461,7 +468,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
           const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
           A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, p, i);
           A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, p, i);
-          const bool hf_sel = opt.reference == reference_kind::hf;
+          const bool hf_sel = fw_sel;
           A.sel_abs = std::max(A.sel_abs, hf_sel ? e_hf : e_ex);
           if (!flat && !hf_sel && r_ex > tol_fixed) A.needed_angle_allowance = true;
           tok_ulps = std::max(tok_ulps, (hf_sel ? r_hf : r_ex) / epsT);
@@ -524,11 +531,12 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
 
   verdict v;
   v.reference = opt.reference;
-  v.hf_inv_freq_source = hf_source;
+  v.framework = use_ggml ? "ggml" : "hf";
+  v.hf_inv_freq_source = use_ggml ? "ggml's fp32 chain theta_scale^i (powf(base, -2/d))" : hf_source;
   v.from_exact = J.ex;
-  v.from_hf = J.hf;
+  v.from_framework = J.hf;
   v.elements = J.elements;
-  const distance& D = opt.reference == reference_kind::hf ? J.hf : J.ex;
+  const distance& D = fw_sel ? J.hf : J.ex;
   v.worst_ratio = D.worst_ratio;
   v.pass = D.worst_ratio <= 1.0 && J.non_finite == 0;
   v.max_error_ulps = D.max_ulps;
@@ -549,15 +557,16 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     v.tolerance_reason = fmt("%s dump against the %s reference: flat allowance %.4g ulps of %s (given with "
                              "--tolerance-ulps, replacing the derived one) relative to af(|x_a|+|x_b|); the largest "
                              "error/allowance is %.3g, at position %lld %s",
-                             full.dtype.c_str(), opt.reference == reference_kind::hf ? "HF fp32-angle" : "exact",
+                             full.dtype.c_str(), use_ggml ? "ggml fp32-angle" : fw_sel ? "HF fp32-angle" : "exact",
                              *opt.tolerance_ulps, full.dtype.c_str(), D.worst_ratio,
                              static_cast<long long>(D.worst_position), where.c_str());
-  } else if (opt.reference == reference_kind::hf) {
-    v.tolerance_reason = fmt("%s dump against HF's convention computed exactly (fp32 inv_freq, fp32 product "
-                             "p*inv_freq, exact cos/sin): per element allowance = cos/sin rounding 3u + rotation "
+  } else if (fw_sel) {
+    v.tolerance_reason = fmt("%s dump against %s convention computed exactly (%s, exact cos/sin): per element allowance = cos/sin rounding 3u + rotation "
                              "arithmetic 2u%s = %.3g ulps of %s, relative to af(|x_a|+|x_b|); the largest "
                              "error/allowance is %.3g, at position %lld %s",
-                             full.dtype.c_str(), T.narrow16 ? " + store u" : "", tol_fixed / epsT, full.dtype.c_str(),
+                             full.dtype.c_str(), use_ggml ? "ggml's" : "HF's",
+                             use_ggml ? "fp32 chain of products p theta_scale^i" : "fp32 inv_freq, fp32 product p*inv_freq",
+                             T.narrow16 ? " + store u" : "", tol_fixed / epsT, full.dtype.c_str(),
                              D.worst_ratio, static_cast<long long>(D.worst_position), where.c_str());
   } else {
     v.tolerance_reason = fmt("%s dump against exact mathematics: per element allowance = %s angle formation "
@@ -666,13 +675,14 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
 
   // 2-. Judged against HF's convention but within the exact allowance: correct mathematics that
   //     does not reproduce HF's fp32 angles.
-  if (opt.reference == reference_kind::hf && v.from_exact.worst_ratio <= 1.0 && J.non_finite == 0) {
-    add(v, "not_hf_convention",
+  if (fw_sel && v.from_exact.worst_ratio <= 1.0 && J.non_finite == 0) {
+    add(v, use_ggml ? "not_ggml_convention" : "not_hf_convention",
         fmt("the output follows exact angles (%.3g ulps from exact mathematics, within that allowance) rather than "
-            "HF's fp32 angles (%.3g ulps from them, largest at position %lld band %d): correct mathematics, but not "
-            "HF's convention",
-            v.from_exact.max_ulps, v.from_hf.max_ulps, static_cast<long long>(v.from_hf.at_position),
-            v.from_hf.at_band),
+            "%s fp32 angles (%.3g ulps from them, largest at position %lld band %d): correct mathematics, but not "
+            "%s convention",
+            v.from_exact.max_ulps, use_ggml ? "ggml's" : "HF's", v.from_framework.max_ulps,
+            static_cast<long long>(v.from_framework.at_position), v.from_framework.at_band,
+            use_ggml ? "ggml's" : "HF's"),
         0.9);
     std::stable_sort(v.findings.begin(), v.findings.end(),
                      [](const finding& l, const finding& r) { return l.confidence > r.confidence; });

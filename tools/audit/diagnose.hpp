@@ -65,8 +65,12 @@ struct distance {
 //   hf     Hugging Face's convention computed exactly: inv_freq as HF computes it in fp32
 //          (hf_frequencies_fp32), the product fp32(fp32(p) inv_freq_i) rounded to fp32, then exact
 //          cos/sin of that angle times the exact attention factor. A model trained with HF's fp32
-//          angles is served faithfully only by reproducing them.
-enum class reference_kind { exact, hf };
+//          angles is served faithfully only by reproducing them. (Meta's llama forms its angles
+//          the same way: torch.outer of fp32 positions and the same fp32 inv_freq.)
+//   ggml   llama.cpp's convention computed exactly: theta = fp32(p), multiplied band by band by
+//          theta_scale = powf(base, -2/d) in fp32 (ggml_angle::fill_angles, with its YaRN ramp,
+//          freq_scale and rope_freqs divisors), then exact cos/sin times the exact attention factor.
+enum class reference_kind { exact, hf, ggml };
 [[nodiscard]] std::string_view to_string(reference_kind k) noexcept;
 
 // One token's largest error against the chosen reference (ulps, as max_error_ulps) and its largest
@@ -80,12 +84,15 @@ struct token_error {
 struct verdict {
   bool pass = false;
   reference_kind reference = reference_kind::exact;
-  double max_error_ulps = 0;  // against the chosen reference (= from_exact or from_hf .max_ulps)
+  double max_error_ulps = 0;  // against the chosen reference (= from_exact or from_framework .max_ulps)
   double max_error_abs = 0;
   double tolerance = 0;       // allowance (ulps, same unit) at the element closest to / furthest over it
   double worst_ratio = 0;     // error / allowance there: pass iff <= 1 (and every value finite)
   std::string tolerance_reason;
-  distance from_exact, from_hf;  // how far the dump is from each reference
+  // How far the dump is from exact mathematics and from a framework's convention: `framework` is
+  // "ggml" when the ggml reference was chosen, else "hf".
+  distance from_exact, from_framework;
+  std::string framework = "hf";
   std::int64_t elements = 0;     // values judged
   std::vector<token_error> per_position;  // one per token, in the dump's order
   // Relative-offset identity of the scores the outputs imply: max over checked pairs (m, n) and
