@@ -576,3 +576,25 @@ TEST(Diagnose, GgmlReferenceJudgesAgainstGgmlsChain) {
   expect_top(audit::audit(exact, c, g), "not_ggml_convention");
 }
 }  // namespace
+
+namespace {
+// Sparse positions (nothing to unwrap a line fit through): the base is still found by scanning
+// bases against the wrapped angles. A single position cannot be diagnosed and says so.
+TEST(Diagnose, SparsePositionsBaseWrongAndSinglePosition) {
+  const auto c = claimed_config();
+  auto impl = c;
+  impl.base = 10000.0;
+  const std::vector<std::int64_t> sparse{17, 4000, 9000, 123456};
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
+  print("sparse positions, base 1e4", v);
+  expect_top(v, "base_wrong");
+  EXPECT_NE(v.findings.front().sentence.find("base is 10000 not 500000"), std::string::npos);
+  const std::vector<std::int64_t> one{5};
+  const auto w = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), one, one, "float32"), c);
+  print("one position, base 1e4", w);
+  EXPECT_FALSE(w.pass);
+  ASSERT_FALSE(w.findings.empty());
+  EXPECT_TRUE(w.findings.front().bug_class == "unexplained" || w.findings.front().bug_class == "base_wrong")
+      << w.findings.front().bug_class;
+}
+}  // namespace

@@ -934,6 +934,71 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int l, int r) { return d.positions[static_cast<std::size_t>(l)] < d.positions[static_cast<std::size_t>(r)]; });
+    int distinct_positions = 0;
+    for (std::size_t k = 0; k < order.size(); ++k)
+      if (k == 0 || d.positions[static_cast<std::size_t>(order[k])] != d.positions[static_cast<std::size_t>(order[k - 1])])
+        ++distinct_positions;
+    const bool few_positions = distinct_positions < 3;
+
+    // Hypotheses judged without unwrapping (sparse or few positions): the wrapped residual
+    // |wrap(arg g - p theta_hyp)| over up to 512 tokens and every band, its median.
+    std::vector<int> sample;
+    for (int k = 0; k < d.tokens; k += std::max(1, d.tokens / 512)) sample.push_back(k);
+    auto wrapped_residual = [&](const std::vector<double>& hyp) {
+      std::vector<double> r;
+      r.reserve(sample.size() * static_cast<std::size_t>(ub));
+      for (int t : sample) {
+        const double p = static_cast<double>(d.positions[static_cast<std::size_t>(t)]);
+        for (int i = 0; i < ub && i < static_cast<int>(hyp.size()); ++i)
+          if (at(t, i).ok) r.push_back(std::fabs(wrap(std::arg(at(t, i).g) - p * hyp[static_cast<std::size_t>(i)])));
+      }
+      return r.empty() ? std::numeric_limits<double>::infinity() : median(r);
+    };
+    // Scan bases 10^2..10^9 (the claimed scaling kept), refine the best, accept it when its residual
+    // is small and no base more than 1% away comes within 3x of it.
+    auto scan_base = [&]() -> bool {
+      if (ub < 4 || sample.empty()) return false;
+      auto thetas_for = [&](double b) {
+        rope_config hc = used_cfg;
+        hc.base = b;
+        try {
+          return compute_frequencies<double>(hc, seq_len).inv_freq;
+        } catch (const std::exception&) {
+          return std::vector<double>{};
+        }
+      };
+      std::vector<std::pair<double, double>> grid;  // (base, residual)
+      for (int k = 0; k <= 2100; ++k) {
+        const double b = std::pow(10.0, 2.0 + 7.0 * k / 2100.0);
+        grid.emplace_back(b, wrapped_residual(thetas_for(b)));
+      }
+      auto best = std::min_element(grid.begin(), grid.end(), [](auto& l, auto& r) { return l.second < r.second; });
+      double b0 = best->first, r0 = best->second;
+      for (double step = 1e-3; step >= 1e-7; step /= 10)  // local refinement in log(base)
+        for (bool moved = true; moved;) {
+          moved = false;
+          for (double f : {1 + step, 1 / (1 + step)}) {
+            const double rr = wrapped_residual(thetas_for(b0 * f));
+            if (rr < r0) b0 *= f, r0 = rr, moved = true;
+          }
+        }
+      double rival = std::numeric_limits<double>::infinity();
+      for (const auto& [b, rr] : grid)
+        if (std::fabs(std::log(b / b0)) > 0.01) rival = std::min(rival, rr);
+      if (!(r0 < 0.05 && rival > 3 * r0 + 0.02)) return false;
+      double shown = b0;
+      const double mag = std::pow(10.0, std::floor(std::log10(b0)) - 2);
+      if (wrapped_residual(thetas_for(std::round(b0 / mag) * mag)) <= r0 + 0.01) shown = std::round(b0 / mag) * mag;
+      if (std::fabs(shown / claimed.base - 1) < 1e-6) return false;
+      add(v, "base_wrong",
+          fmt("base is %.10g not %.10g: scanning bases 1e2..1e9 against the wrapped angles of %zu tokens x %d "
+              "bands, base %.6g leaves a median residual of %.2g rad and no base 1%% or more away comes within "
+              "%.2g rad",
+              shown, claimed.base, sample.size(), ub, b0, r0, rival),
+          0.85);
+      return true;
+    };
+
     std::vector<double> fit(static_cast<std::size_t>(ub)), rel(static_cast<std::size_t>(ub)), noise(static_cast<std::size_t>(ub));
     double max_rel_f = 0, max_line_rms = 0;
     const double p_span = std::max(1.0, static_cast<double>(pmaxv - pmin));
@@ -952,7 +1017,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
       if (std::fabs(rel[static_cast<std::size_t>(i)]) > max_rel_f) max_rel_f = std::fabs(rel[static_cast<std::size_t>(i)]), max_rel_band = i;
     }
     // Low-precision inv_freq: theta'_i = grid(fp32 theta_i).
-    if (max_rel_f > 1e-5 && max_rel_f < 0.05)
+    if (!few_positions && max_rel_f > 1e-5 && max_rel_f < 0.05)
       for (int digits : {8, 11}) {
         // A band is informative when its grid offset stands out of its fit noise; the class needs
         // 90% of the informative bands (at least 4, or all when fewer exist) to sit on the grid
@@ -984,7 +1049,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
           break;
         }
       }
-    if (!freq_class && max_rel_f > 1e-3 && ub >= 2 && fit[0] > 0 && fit[1] > 0) {
+    if (!freq_class && !few_positions && max_rel_f > 1e-3 && ub >= 2 && fit[0] > 0 && fit[1] > 0) {
       // Largest relative disagreement of a hypothesis with the fitted frequencies, over the bands
       // whose fit is precise enough to judge (slope noise < 5e-4: in bf16 dumps the slowest bands
       // turn too little to be fitted to 1e-3); needs a quarter of the bands (at least 2).
@@ -1090,14 +1155,25 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
                 "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
                 b_show, claimed.base, ratio, b_est, ub, mis_b, max_rel_f, max_rel_band),
             0.95);
-      } else {
+      } else if (!scan_base()) {
         freq_class = true;
         add(v, "base_wrong",
             fmt("frequencies differ from the claimed schedule by up to %.3g relative (band %d); the best single base "
                 "%.6g still leaves %.2g (line-fit residual %.2g rad)",
                 max_rel_f, max_rel_band, b_est, mis_b, max_line_rms),
             0.4);
+      } else {
+        freq_class = true;
       }
+    }
+    if (!freq_class && few_positions) {
+      if (!scan_base())
+        add(v, "unexplained",
+            fmt("only %d distinct positions: too few to fit frequencies, and no single base explains the angles; "
+                "dump positions 0..63 and some large ones for a diagnosis",
+                distinct_positions),
+            0.2);
+      freq_class = true;
     }
     if (!freq_class && max_rel_f <= 1e-3) {
       const drift_stats s = drift_of(P.cells);

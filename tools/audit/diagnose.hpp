@@ -41,7 +41,8 @@ struct finding {
   // Stable ids: layout_swapped, base_wrong, positions_offset, positions_constant, positions_wrong,
   // rotary_dim_wrong, attention_factor_wrong, positions_low_precision, inv_freq_low_precision,
   // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
-  // non_finite, not_hf_convention (judged against HF's convention, exact instead).
+  // non_finite, not_hf_convention / not_ggml_convention (a framework's convention was asked for,
+  // exact angles found), unexplained (no hypothesis fits).
   std::string bug_class;
   std::string sentence;  // one line, with the evidence figures
   double confidence = 0; // 0..1; findings are ordered by it
