@@ -598,3 +598,26 @@ TEST(Diagnose, SparsePositionsBaseWrongAndSinglePosition) {
       << w.findings.front().bug_class;
 }
 }  // namespace
+
+namespace {
+// One head: no rigidity across heads, the pairing is judged by the magnitude ratios.
+TEST(Diagnose, OneHeadLayoutSwapped) {
+  const auto c = claimed_config();
+  auto impl = c;
+  impl.pair_layout = layout::interleaved;
+  dump d = make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32");
+  // keep head 0 only
+  dump one = d;
+  one.heads = 1;
+  one.x.clear();
+  one.y.clear();
+  for (int t = 0; t < d.tokens; ++t) {
+    const auto o = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * kHeads * d.head_dim);
+    one.x.insert(one.x.end(), d.x.begin() + o, d.x.begin() + o + d.head_dim);
+    one.y.insert(one.y.end(), d.y.begin() + o, d.y.begin() + o + d.head_dim);
+  }
+  const auto v = audit::audit(one, c);
+  print("one head, interleaved claimed half_split", v);
+  expect_top(v, "layout_swapped");
+}
+}  // namespace

@@ -49,8 +49,9 @@
 //      drift        angle error vs the exact angle, as a multiple of u_f32 |p theta| and in tokens
 //                   (|error| / theta_i): angle_drift_fp32 when the only excess is of that size
 //                   (a warning on a pass, a failure for float64 dumps or in strict mode)
-//    Limitations: one head gives no rigidity test (pairing is then taken as claimed); the line fit
-//    needs positions dense enough at their start to unwrap (e.g. 0..63 before 1000s).
+//    One head gives no rigidity test: the pairing is then judged by the spread of the pair magnitude
+//    ratios. Line fits need positions dense enough to unwrap; otherwise bases are scanned against
+//    the wrapped angles.
 #include "diagnose.hpp"
 
 #include <algorithm>
@@ -703,29 +704,44 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     for (layout l : {claimed.pair_layout, other})
       cands.push_back({l, rd, l == claimed.pair_layout && rd == claimed.rotary_dim ? claimed_cells : gains(d, l, rd)});
   }
+  // Score: with >= 2 heads, the median rigid-fit residual (one rotation for every head); with one
+  // head every pairing fits exactly, so the score is how far the pair magnitude ratios |g| spread
+  // around their median (a rotation keeps them equal: af for every pair; a wrong pairing mixes
+  // coordinates of different pairs and spreads them), as a median relative deviation.
   for (auto& c : cands) {
-    std::vector<double> r;
+    std::vector<double> r, mags;
     const int b = c.rd / 2;
     for (int t = 0; t < d.tokens; ++t)
       if (d.positions[static_cast<std::size_t>(t)] != 0)
         for (int i = 0; i < b; ++i)
-          if (const cell& e = c.cells[static_cast<std::size_t>(t) * b + i]; e.ok) r.push_back(std::sqrt(e.resid));
-    if (!r.empty()) c.score = median(r);
+          if (const cell& e = c.cells[static_cast<std::size_t>(t) * b + i]; e.ok) {
+            r.push_back(std::sqrt(e.resid));
+            mags.push_back(std::abs(e.g));
+          }
+    if (d.heads >= 2) {
+      if (!r.empty()) c.score = median(r);
+    } else if (!mags.empty()) {
+      const double m = median(mags);
+      std::vector<double> dev;
+      for (double x : mags) dev.push_back(std::fabs(x - m));
+      c.score = m > 0 ? median(dev) / m : std::numeric_limits<double>::infinity();
+    }
   }
   std::size_t best = 0;
-  if (d.heads >= 2)
-    for (std::size_t k = 1; k < cands.size(); ++k)
-      if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
+  for (std::size_t k = 1; k < cands.size(); ++k)
+    if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
   const pairing& P = cands[best];
   if (best != 0) {
     const std::string claimed_pairs = claimed.pair_layout == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)";
     const std::string found_pairs = P.lay == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)";
     if (P.lay != claimed.pair_layout)
       add(v, "layout_swapped",
-          fmt("pairs are %s (%s), not the claimed %s (%s): the same rotation explains every head with median "
-              "residual %.2g, against %.2g for the claimed pairing",
+          fmt("pairs are %s (%s), not the claimed %s (%s): %s %.2g, against %.2g for the claimed pairing",
               std::string(to_string(P.lay)).c_str(), found_pairs.c_str(),
-              std::string(to_string(claimed.pair_layout)).c_str(), claimed_pairs.c_str(), P.score, cands[0].score),
+              std::string(to_string(claimed.pair_layout)).c_str(), claimed_pairs.c_str(),
+              d.heads >= 2 ? "the same rotation explains every head with median residual"
+                           : "every pair keeps its length ratio (one head), median relative spread",
+              P.score, cands[0].score),
           0.95);
     if (P.rd != claimed.rotary_dim)
       add(v, "rotary_dim_wrong",
