@@ -493,3 +493,24 @@ TEST_F(TensorFile, FuzzSeedsNamedValidReadAndSeedsNamedBadAreRejected) {
 }
 
 }  // namespace
+
+namespace ropecheck::audit {
+namespace {
+// Found by fuzz/fuzz_npy after the fast decode paths landed: an empty tensor of each float dtype
+// (a zero in its shape) passed a null pointer to memcpy. Empty tensors read as empty.
+TEST(TensorFileEmpty, ZeroElementTensorsOfEveryFloatDtypeReadAsEmpty) {
+  for (const char* descr : {"<f2", "<f4", "<f8", "<u2"}) {
+    const std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (0, 4294967296), }";
+    std::string h = dict;
+    while ((10 + h.size() + 1) % 64 != 0) h += ' ';
+    h += '\n';
+    std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(h.size() & 0xff) +
+                        static_cast<char>(h.size() >> 8) + h;
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const tensor t = parse_npy(std::span<const unsigned char>(p, bytes.size()), "empty.npy", dtype::bf16);
+    EXPECT_TRUE(t.values.empty()) << descr;
+    EXPECT_FALSE(t.has_non_finite) << descr;
+  }
+}
+}  // namespace
+}  // namespace ropecheck::audit

@@ -147,6 +147,7 @@ void decode(const byte_view& f, const std::string& name, dtype t, std::span<cons
   const std::size_t w = dtype_size(t);
   const std::size_t n = bytes.size() / w;
   out.values.clear();
+  if (n == 0) return;  // an empty tensor (a zero in its shape): nothing to copy (memcpy of null is UB)
   out.values.reserve(n);
   prefault(out.values.data(), n * sizeof(double));
   out.values.resize(n);
