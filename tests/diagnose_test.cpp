@@ -621,3 +621,36 @@ TEST(Diagnose, OneHeadLayoutSwapped) {
   expect_top(v, "layout_swapped");
 }
 }  // namespace
+
+namespace {
+// Sparse positions: the discrete hypotheses are judged on the wrapped angles too.
+TEST(Diagnose, SparsePositionsOtherFrequencyClasses) {
+  const std::vector<std::int64_t> sparse{17, 4000, 9000, 50001, 123456};
+  {
+    auto c = claimed_config(128);
+    c.rotary_dim = 64;
+    auto impl = c;
+    impl.rotary_dim = 128;  // theta over head_dim, applied to the first 64 coordinates
+    const auto g = rope_geometry::of(c);
+    struct over_head_dim {
+      using value_type = float;
+      hf_angle<float> inner;
+      [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const { return inner.cos_sin(pos, band); }
+    };
+    const auto v = audit::audit(make_dump<float>(g, over_head_dim{hf_angle<float>(impl)}, sparse, sparse, "float32"), c);
+    print("sparse, theta over head_dim", v);
+    expect_top(v, "rotary_dim_wrong");
+  }
+  {
+    auto c = claimed_config();
+    c.scaling = scaling_kind::llama3;
+    c.factor = 8;
+    c.original_max_position_embeddings = 8192;
+    auto impl = c;
+    impl.scaling = scaling_kind::none;
+    const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
+    print("sparse, llama3 claimed, none used", v);
+    expect_top(v, "scaling_wrong");
+  }
+}
+}  // namespace

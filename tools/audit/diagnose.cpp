@@ -1006,11 +1006,85 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
       const double mag = std::pow(10.0, std::floor(std::log10(b0)) - 2);
       if (wrapped_residual(thetas_for(std::round(b0 / mag) * mag)) <= r0 + 0.01) shown = std::round(b0 / mag) * mag;
       if (std::fabs(shown / claimed.base - 1) < 1e-6) return false;
+      if (claimed.scaling == scaling_kind::dynamic_ntk && b0 > claimed.base * (1 + 1e-4)) {
+        const double dd_ = static_cast<double>(P.rd), s_ = claimed.factor;
+        const double L = static_cast<double>(claimed.max_position_embeddings);
+        add(v, "dynamic_ntk_not_reset",
+            fmt("dynamic NTK was not reset: scanning bases against the wrapped angles finds base %.6g (median "
+                "residual %.2g rad, no base 1%% away within %.2g), the dynamic base of a sequence of ~%.0f tokens, "
+                "but this sequence is %lld tokens long",
+                b0, r0, rival, L * (std::pow(b0 / claimed.base, (dd_ - 2) / dd_) + s_ - 1) / s_,
+                static_cast<long long>(seq_len)),
+            0.85);
+        return true;
+      }
       add(v, "base_wrong",
           fmt("base is %.10g not %.10g: scanning bases 1e2..1e9 against the wrapped angles of %zu tokens x %d "
               "bands, base %.6g leaves a median residual of %.2g rad and no base 1%% or more away comes within "
               "%.2g rad",
               shown, claimed.base, sample.size(), ub, b0, r0, rival),
+          0.85);
+      return true;
+    };
+    // Discrete hypotheses against the wrapped angles (no unwrapping needed): theta over head_dim,
+    // inv_freq on the bf16/fp16 grid, scaling missing / of another type / with another factor.
+    // Accepted when the best leaves < 0.05 rad and the claim leaves 3x that plus 0.02 rad.
+    auto scan_hypotheses = [&]() -> bool {
+      if (sample.empty() || ub < 2) return false;
+      struct hyp {
+        std::string cls, what;
+        std::vector<double> th;
+      };
+      std::vector<hyp> hs;
+      auto frequencies_of = [&](rope_config hc) -> std::vector<double> {
+        try {
+          validate(hc);
+          auto t = compute_frequencies<double>(hc, seq_len).inv_freq;
+          t.resize(static_cast<std::size_t>(ub));
+          return t;
+        } catch (const std::exception&) {
+          return {};
+        }
+      };
+      if (claimed.rotary_dim < d.head_dim && P.rd == claimed.rotary_dim) {
+        rope_config hc = used_cfg;
+        hc.rotary_dim = d.head_dim;
+        hs.push_back({"rotary_dim_wrong",
+                      fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim)",
+                          d.head_dim, claimed.rotary_dim),
+                      frequencies_of(hc)});
+      }
+      for (int digits : {8, 11}) {
+        std::vector<double> g(th.size());
+        for (std::size_t i = 0; i < th.size(); ++i) g[i] = round_to_digits(round_to_digits(th[i], 24), digits);
+        hs.push_back({"inv_freq_low_precision", fmt("inv_freq is held in %s", grid_name(digits)), g});
+      }
+      if (claimed.scaling != scaling_kind::none) {
+        rope_config hc = used_cfg;
+        hc.scaling = scaling_kind::none;
+        hs.push_back({"scaling_wrong", fmt("no scaling is applied although the claim has %s scaling with factor %g",
+                                           std::string(to_string(claimed.scaling)).c_str(), claimed.factor),
+                      frequencies_of(hc)});
+        for (double f : {1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 16.0, 20.0, 32.0, 40.0, 64.0}) {
+          if (f == claimed.factor) continue;
+          hc = used_cfg;
+          hc.factor = f;
+          hs.push_back({"scaling_wrong", fmt("%s scaling with factor %g, not the claimed %g",
+                                             std::string(to_string(claimed.scaling)).c_str(), f, claimed.factor),
+                        frequencies_of(hc)});
+        }
+      }
+      const double r_claim = wrapped_residual(th);
+      const hyp* best = nullptr;
+      double r_best = std::numeric_limits<double>::infinity();
+      for (const auto& h : hs)
+        if (!h.th.empty())
+          if (const double r = wrapped_residual(h.th); r < r_best) r_best = r, best = &h;
+      if (!best || !(r_best < 0.05 && r_claim > 3 * r_best + 0.02)) return false;
+      add(v, best->cls,
+          fmt("%s: against the wrapped angles of %zu tokens x %d bands that leaves a median residual of %.2g rad, "
+              "the claim %.2g rad",
+              best->what.c_str(), sample.size(), ub, r_best, r_claim),
           0.85);
       return true;
     };
@@ -1171,7 +1245,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
                 "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
                 b_show, claimed.base, ratio, b_est, ub, mis_b, max_rel_f, max_rel_band),
             0.95);
-      } else if (!scan_base()) {
+      } else if (!scan_hypotheses() && !scan_base()) {
         freq_class = true;
         add(v, "base_wrong",
             fmt("frequencies differ from the claimed schedule by up to %.3g relative (band %d); the best single base "
@@ -1183,7 +1257,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
       }
     }
     if (!freq_class && few_positions) {
-      if (!scan_base())
+      if (!scan_hypotheses() && !scan_base())
         add(v, "unexplained",
             fmt("only %d distinct positions: too few to fit frequencies, and no single base explains the angles; "
                 "dump positions 0..63 and some large ones for a diagnosis",
