@@ -9,6 +9,9 @@ Outputs (committed; regenerate with `/usr/bin/python3 make_dumps.py` in this fol
   nan_x.safetensors        a NaN in the inputs
   float_positions.safetensors  positions stored as F32 with a non-integral value
   hf_layout.safetensors    good_f32 as HF holds q: x, y [1, heads, tokens, head_dim], positions [1, tokens]
+  unknown_dtype.safetensors  y declared as F8_E4M3 (no audited dtype)
+  xy_mismatch.safetensors  x [T, 2, 64] but y [T, 64, 2]
+  npy_fortran/             positions.npy, x.npy, y.npy with y in Fortran order
   npy_bf16/                positions.npy, x.npy, y.npy (bf16 as <u2) with the sidecar ropecheck.json
   config.json              the claimed convention (head_dim 64, base 500000, max 131072)
 """
@@ -96,6 +99,27 @@ def main():
     safetensors('hf_layout.safetensors', {'positions': ('I64', [1, len(POS)], POS),
                                            'x': ('F32', [1, H, len(POS), D], hf_order(xf)),
                                            'y': ('F32', [1, H, len(POS), D], hf_order(good))})
+    # dtype unknown to the audit: the header names F8_E4M3 over y's bytes (4 per value, so the byte
+    # count still matches neither); the reader must say which dtype it does not know.
+    safetensors('unknown_dtype.safetensors', {'positions': pos, 'x': ('F32', shape, xf), 'y': ('F32', shape, good)})
+    raw = open('unknown_dtype.safetensors', 'rb').read()
+    n = struct.unpack('<Q', raw[:8])[0]
+    hdr = json.loads(raw[8:8 + n])
+    hdr['y']['dtype'] = 'F8_E4M3'
+    h = json.dumps(hdr).encode()
+    h += b' ' * ((8 - len(h) % 8) % 8)
+    with open('unknown_dtype.safetensors', 'wb') as f:
+        f.write(struct.pack('<Q', len(h)) + h + raw[8 + n:])
+    safetensors('xy_mismatch.safetensors', {'positions': pos, 'x': ('F32', shape, xf),
+                                             'y': ('F32', [len(POS), D, H], good)})
+    os.makedirs('npy_fortran', exist_ok=True)
+    npy('npy_fortran/positions.npy', '<i8', [len(POS)], POS, 'q')
+    npy('npy_fortran/x.npy', '<f4', shape, xf, 'f')
+    npy('npy_fortran/y.npy', '<f4', shape, good, 'f')
+    with open('npy_fortran/y.npy', 'r+b') as f:  # flip the flag in place (same length)
+        b = f.read().replace(b"'fortran_order': False", b"'fortran_order': True ")
+        f.seek(0)
+        f.write(b)
     bad_x = list(xf)
     bad_x[5] = float('nan')
     safetensors('nan_x.safetensors', {'positions': pos, 'x': ('F32', shape, bad_x), 'y': ('F32', shape, good)})
