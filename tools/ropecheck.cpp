@@ -251,6 +251,7 @@ std::string plugin_summary(const audit::plugin_audit_result& r) {
 
 std::string plugin_json(const audit::plugin_audit_result& r, const std::string& version, const std::string& command) {
   nlohmann::json j;
+  j["schema_version"] = 1;
   j["ropecheck_version"] = version;
   j["kind"] = "plugin";
   j["command"] = command;

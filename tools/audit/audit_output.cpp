@@ -129,6 +129,7 @@ std::string human_summary(const audit_report& r) {
 std::string to_json(const audit_report& r) {
   const verdict& v = r.v;
   nlohmann::json j;
+  j["schema_version"] = 1;  // bump when a key changes meaning or disappears
   j["ropecheck_version"] = r.version;
   j["kind"] = "dump";
   j["command"] = r.command;
