@@ -1,5 +1,5 @@
 // Tests of ropecheck/angle.hpp: every angle strategy, in every type it is used with, against the
-// MPFR reference, within the bounds of tests/error_model.hpp; and the known-bad strategies shown
+// MPFR reference, within the bounds of tools/judge/include/ropecheck/judge/error_model.hpp; and the known-bad strategies shown
 // to exceed the good ones' bounds exactly where the model says they do.
 #include "ropecheck/angle.hpp"
 
@@ -10,9 +10,9 @@
 #include <functional>
 #include <string>
 
-#include "error_model.hpp"
+#include "ropecheck/judge/error_model.hpp"
 #include "ropecheck/error.hpp"
-#include "ropecheck/exact_strategy.hpp"
+#include "ropecheck/judge/exact_strategy.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/presets.hpp"
 #include "support/positions.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "error_model.hpp"
+#include "ropecheck/judge/error_model.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/scalar_mpfr.hpp"

@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "error_model.hpp"
+#include "ropecheck/judge/error_model.hpp"
 #include "ropecheck/error.hpp"
-#include "ropecheck/exact_strategy.hpp"
+#include "ropecheck/judge/exact_strategy.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/presets.hpp"
 #include "support/positions.hpp"

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "audit_input.hpp"
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
 #include "ropecheck/angle.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/rope.hpp"

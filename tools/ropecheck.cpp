@@ -35,7 +35,7 @@
 
 #include "audit_input.hpp"
 #include "audit_output.hpp"
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
 #include "engine.hpp"
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "error_model.hpp"
+#include "ropecheck/judge/error_model.hpp"
 #include "properties/generators.hpp"
 #include "ropecheck/error.hpp"
-#include "ropecheck/exact_strategy.hpp"
+#include "ropecheck/judge/exact_strategy.hpp"
 #include "ropecheck/kv_cache.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"

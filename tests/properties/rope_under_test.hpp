@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "error_model.hpp"
+#include "ropecheck/judge/error_model.hpp"
 #include "ropecheck/angle.hpp"
 #include "ropecheck/error.hpp"
-#include "ropecheck/exact_strategy.hpp"
+#include "ropecheck/judge/exact_strategy.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
@@ -42,7 +42,7 @@ struct rope_under_test {
                      rotation_sense)>
       rotate;
   // The error model's bound on |y_j - (R x)_j| for the two coordinates of band `band` at `pos`,
-  // in units of af (|x_a| + |x_b|) (tests/error_model.hpp sections 1-4).
+  // in units of af (|x_a| + |x_b|) (tools/judge/include/ropecheck/judge/error_model.hpp sections 1-4).
   std::function<long double(std::int64_t pos, int band)> bound;
 
   [[nodiscard]] long double attention_factor() const { return ref->attention_factor().value(); }

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
 #include "tensor_file.hpp"
 
 namespace ropecheck::audit {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "audit_input.hpp"
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
 #include "ropecheck/config.hpp"
 
 namespace ropecheck::audit {

@@ -9,5 +9,5 @@ target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DI
 # runner are the test suite's own headers (header-only, no GoogleTest), read from the source tree
 # whether or not ROPECHECK_BUILD_TESTS is on: the audit runs exactly the suite's drivers.
 target_include_directories(ropecheck_plugin_audit PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/properties)
-target_link_libraries(ropecheck_plugin_audit PUBLIC ropecheck_plugin_loader PRIVATE ropecheck::core ropecheck::reference rapidcheck)
+target_link_libraries(ropecheck_plugin_audit PUBLIC ropecheck_plugin_loader PRIVATE ropecheck::core ropecheck::reference ropecheck::judge rapidcheck)
 target_compile_options(ropecheck_plugin_audit PRIVATE ${ROPECHECK_STRICT_FP_FLAGS})

@@ -7,7 +7,7 @@
 // matches the MPFR reference within the error model, norms are preserved, the inverse undoes the
 // rotation, rotations compose additively, the materialised matrix is orthogonal, the relative
 // offset identity holds, scores are shift invariant. The bound is that of HF's fp32 path stored in
-// the plugin's dtype (tests/error_model.hpp). Each property is run with RapidCheck's shrinking, so
+// the plugin's dtype (tools/judge/include/ropecheck/judge/error_model.hpp). Each property is run with RapidCheck's shrinking, so
 // a failure comes back as a minimal counterexample with the property's own message (the worst
 // coordinate in hex floats, with its position and band) and a string that replays it.
 //

@@ -1,4 +1,4 @@
-// ropecheck/exact_strategy.hpp — the exact angle strategy: cos/sin from the MPFR reference,
+// ropecheck/judge/exact_strategy.hpp — the exact angle strategy: cos/sin from the MPFR reference,
 // rounded once to T. What a perfect implementation in T would feed its rotation.
 //
 // Glue between the kernels and reference/: link ropecheck::reference to use it. The reference

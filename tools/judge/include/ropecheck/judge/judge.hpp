@@ -1,8 +1,9 @@
-// tools/audit/diagnose.hpp — the diagnosis core of `ropecheck audit`: given what an implementation
+// ropecheck/judge/judge.hpp — the one judge every door calls (`ropecheck audit` on a dump, `audit --plugin`,
+// the report's verdicts): given what an implementation
 // produced (inputs x, outputs y, the positions it was told) and the convention it claims, say
 // whether it is right and, when it is not, which bug class it has, with the figures that show it.
 //
-// Method (details in diagnose.cpp):
+// Method (details in tools/judge/src/judge.cpp):
 //   1. Judge. y* = the exact rotation of x at each claimed position (reference::rope_reference).
 //      Each element's error |y - y*| is taken relative to af (|x_a| + |x_b|) of its pair and
 //      counted in ulps of the dump dtype (eps_T = 2^(1 - digits(T))). The allowance per element
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "ropecheck/config.hpp"
+#include "ropecheck/judge/allowance.hpp"
 
 namespace ropecheck::audit {
 
@@ -71,8 +73,8 @@ struct distance {
 //   ggml   llama.cpp's convention computed exactly: theta = fp32(p), multiplied band by band by
 //          theta_scale = powf(base, -2/d) in fp32 (ggml_angle::fill_angles, with its YaRN ramp,
 //          freq_scale and rope_freqs divisors), then exact cos/sin times the exact attention factor.
-enum class reference_kind { exact, hf, ggml };
-[[nodiscard]] std::string_view to_string(reference_kind k) noexcept;
+using judge::reference_kind;  // ropecheck/judge/allowance.hpp
+using judge::to_string;
 
 // One token's largest error against the chosen reference (ulps, as max_error_ulps) and its largest
 // error / allowance.

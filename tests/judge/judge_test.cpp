@@ -1,7 +1,7 @@
-// tests/diagnose_test.cpp — the diagnosis core of `ropecheck audit`: dumps made with ropecheck's
+// tests/judge/judge_test.cpp — the diagnosis core of `ropecheck audit`: dumps made with ropecheck's
 // own kernels and angle strategies, correct ones pass, each deliberately wrong one is named by the
 // top finding.
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
 
 #include <gtest/gtest.h>
 

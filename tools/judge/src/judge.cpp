@@ -1,4 +1,4 @@
-// tools/audit/diagnose.cpp — see diagnose.hpp for the contract.
+// tools/judge/src/judge.cpp — see ropecheck/judge/judge.hpp for the contract.
 //
 // Notation: p the claimed position of a token, theta_i the exact frequency of band i (reference),
 // af the exact attention factor, T the dump dtype with unit roundoff u_T = 2^-digits(T) and
@@ -7,7 +7,7 @@
 // 1. Judging (every element).
 //    y* = rope_reference::rotate(p, x) per head (exact to ~2^-100). For a rotated pair the error
 //    of each component is |y - y*| / (af (|x_a| + |x_b|)), the normalisation of
-//    tests/error_model.hpp; a pass-through coordinate (>= rotary_dim) is measured relative to
+//    tools/judge/include/ropecheck/judge/error_model.hpp; a pass-through coordinate (>= rotary_dim) is measured relative to
 //    |x_j|. The allowance per element follows the same error model for a careful implementation:
 //      angle    k u_A |p theta_i|   angles formed in A = fp32 (fp64 for float64 dumps, and for
 //               every dtype in strict mode); k = k_freq + k_pos + 1, k_freq the fp32 inv_freq bound
@@ -52,7 +52,8 @@
 //    One head gives no rigidity test: the pairing is then judged by the spread of the pair magnitude
 //    ratios. Line fits need positions dense enough to unwrap; otherwise bases are scanned against
 //    the wrapped angles.
-#include "diagnose.hpp"
+#include "ropecheck/judge/judge.hpp"
+#include "ropecheck/judge/allowance.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,19 +82,6 @@ namespace {
 using cplx = std::complex<double>;
 constexpr double kPi = std::numbers::pi;
 constexpr double kU32 = 0x1p-24;
-
-struct dtype_info {
-  int digits;
-  bool narrow16;
-};
-
-dtype_info info_of(const std::string& s) {
-  if (s == "float32") return {24, false};
-  if (s == "float64") return {53, false};
-  if (s == "bfloat16") return {8, true};
-  if (s == "float16") return {11, true};
-  throw std::invalid_argument("audit: unknown dtype '" + s + "' (float32, bfloat16, float16, float64)");
-}
 
 // x reduced to (-pi, pi].
 double wrap(double x) {
@@ -129,33 +117,6 @@ double grid_distance(double v, int digits) {
   if (v == 0) return 0;
   const double ulp = std::ldexp(1.0, std::ilogb(v) - (digits - 1));
   return std::fabs(v - round_to_digits(v, digits)) / ulp;
-}
-
-// k_freq of the fp32 (or fp64) inv_freq computation, in units of u of the angle type: the shape
-// of tests/error_model.hpp's bound_hf, with a conservative envelope for the scaling rules.
-double k_freq(const rope_config& c, int band, bool fp32) {
-  const int d = c.rotary_dim;
-  const double e = 2.0 * band / d;
-  const bool pow2 = d > 0 && (d & (d - 1)) == 0;
-  const double base_inexact = fp32 && static_cast<double>(static_cast<float>(c.base)) != c.base ? 1.0 : 0.0;
-  double rho = 2.0 /*pow*/ + 1.0 /*reciprocal*/ + (pow2 ? 0.0 : e * std::log(c.base)) + e * base_inexact;
-  const double s = std::max(c.factor, 1.0);
-  switch (c.scaling) {
-    case scaling_kind::none: break;
-    case scaling_kind::linear: rho += 2; break;
-    case scaling_kind::ntk:
-    case scaling_kind::dynamic_ntk:
-      rho += 3 + e * (4 + 2 * std::log(s) + std::log(c.base) * (pow2 ? 0.0 : 1.0));
-      break;
-    case scaling_kind::yarn:
-    case scaling_kind::llama3: rho += 6 + (s - 1) * (2 * rho + 16); break;
-    case scaling_kind::longrope: rho += 3; break;
-  }
-  // ggml forms theta_i by i repeated fp32 products with theta_scale = powf(base, -2/d): its bound
-  // (tests/error_model.hpp section 3) grows with the band; DESIGN counts it as a careful fp32
-  // implementation whose drift is a warning, so the fp32 allowance covers it too.
-  if (fp32) rho = std::max(rho, band * ((2.0 / d) * std::log(c.base) + 3.0) + 2.0 + (rho - 3.0));
-  return rho;
 }
 
 struct cell {
@@ -272,10 +233,6 @@ void add(verdict& v, std::string cls, std::string sentence, double conf) {
 
 }  // namespace
 
-std::string_view to_string(reference_kind k) noexcept {
-  return k == reference_kind::hf ? "hf" : k == reference_kind::ggml ? "ggml" : "exact";
-}
-
 namespace {
 
 // One worker's share of the judging; merged in token order (ties keep the earlier token), so the
@@ -345,7 +302,6 @@ dump take_tokens(const dump& d, const std::vector<int>& tokens) {
 }  // namespace
 
 verdict audit(const dump& full, const rope_config& claimed_in, const audit_options& opt) {
-  const dtype_info T = info_of(full.dtype);
   const auto n_full = static_cast<std::size_t>(full.tokens) * static_cast<std::size_t>(full.heads) *
                       static_cast<std::size_t>(full.head_dim);
   if (full.tokens <= 0 || full.heads <= 0 || full.head_dim <= 0 || full.x.size() != n_full || full.y.size() != n_full ||
@@ -353,6 +309,9 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
   if (full.head_dim != claimed_in.head_dim)
     throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", full.head_dim, claimed_in.head_dim));
+  // The allowance for exact angles (the flat override is applied below, where both references need it).
+  const judge::allowance AL(claimed_in, full.dtype, reference_kind::exact, opt.strict);
+  const judge::dtype_info T = AL.dtype();
   if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
     throw std::invalid_argument("audit: the tolerance override must be a positive number of ulps");
 
@@ -368,14 +327,9 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
   const double af = static_cast<double>(ref.attention_factor().value());
   const long double af_l = ref.attention_factor().value();
   const std::vector<double> theta = thetas(ref);
-  const double uT = std::ldexp(1.0, -T.digits), epsT = 2 * uT;
-  const bool fp32_angles = !opt.strict && T.digits < 53;
-  const double uA = fp32_angles ? kU32 : 0x1p-53;
-  const int angle_digits = fp32_angles ? 24 : 53;
-  std::vector<double> kf(static_cast<std::size_t>(nb));
-  for (int i = 0; i < nb; ++i) kf[static_cast<std::size_t>(i)] = k_freq(claimed, i, fp32_angles);
-  // cos/sin rounded in T (libm < 1 ulp, times af) 3u; rotation 2u + 4u^2; one store into a 16-bit T.
-  const double tol_fixed = 3 * uT + 2 * uT + 4 * uT * uT + (T.narrow16 ? uT : 0.0);
+  const double uT = T.u(), epsT = T.eps();
+  const bool fp32_angles = AL.fp32_angles();
+  const double tol_fixed = AL.fixed();  // cos/sin 3u + rotation 2u + 4u^2 (+ a 16-bit store u)
   const std::optional<double> flat = opt.tolerance_ulps ? std::optional<double>(*opt.tolerance_ulps * epsT) : std::nullopt;
 
   // HF's convention: its fp32 inv_freq (dynamic NTK/LongRoPE at this sequence length).
@@ -420,12 +374,11 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
     for (int t = t0; t < t1; ++t) {
       const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
       ref.all_bands(p, angles, cs);
-      const double kpos = std::fabs(static_cast<double>(p)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
       const float pf = static_cast<float>(p);
       if (use_ggml) ggml->fill_angles(p, fw_angles);
       for (int i = 0; i < nb; ++i) {
         const auto b = static_cast<std::size_t>(i);
-        ang[b] = (kf[b] + kpos + 1) * uA * std::fabs(angles[b].hi);
+        ang[b] = AL.angle_term(p, i, std::fabs(angles[b].hi));
         tol_ex[b] = ang[b] + tol_fixed;
         // HF: the fp32 product of fp32 operands, then cos/sin of that exact number. x87 sincosl
         // (error ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR,
@@ -546,9 +499,8 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
   {
     double tol_at = flat ? *flat : tol_fixed;
     if (!flat && D.at_band >= 0 && opt.reference == reference_kind::exact) {
-      const double kpos = std::fabs(static_cast<double>(D.at_position)) > std::ldexp(1.0, angle_digits) ? 1.0 : 0.0;
-      tol_at += (kf[static_cast<std::size_t>(D.at_band)] + kpos + 1) * uA *
-                std::fabs(static_cast<double>(ref.angle(D.at_position, D.at_band).value()));
+      tol_at += AL.angle_term(D.at_position, D.at_band,
+                              std::fabs(static_cast<double>(ref.angle(D.at_position, D.at_band).value())));
     }
     if (D.at_band < 0) tol_at = uT;
     v.tolerance = tol_at / epsT;
@@ -574,7 +526,7 @@ verdict audit(const dump& full, const rope_config& claimed_in, const audit_optio
                              "(k u |p theta|, k = %.3g..%.3g) + cos/sin rounding 3u + rotation arithmetic 2u%s, "
                              "relative to af(|x_a|+|x_b|) (pass-through: u |x_j|), in ulps of %s; the largest "
                              "error/allowance is %.3g, at position %lld %s",
-                             full.dtype.c_str(), fp32_angles ? "fp32" : "fp64", kf.front() + 1, kf.back() + 2,
+                             full.dtype.c_str(), fp32_angles ? "fp32" : "fp64", AL.k_min() + 1, AL.k_max() + 2,
                              T.narrow16 ? " + store u" : "", full.dtype.c_str(), D.worst_ratio,
                              static_cast<long long>(D.worst_position), where.c_str());
   }

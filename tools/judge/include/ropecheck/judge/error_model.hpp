@@ -1,4 +1,5 @@
-// tests/error_model.hpp — the error model every tolerance in the tests comes from.
+// ropecheck/judge/error_model.hpp — the error model every tolerance comes from: the judge's table (the audit,
+// the plugin door, the report's verdicts and the tests all read this one file).
 //
 // One table, written once, each bound in units of the unit roundoff u_T = 2^-digits(T) of the type
 // in which the step happens, with the reason next to it. Nothing here is tuned to a measurement:
