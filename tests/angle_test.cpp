@@ -1,5 +1,5 @@
 // Tests of ropecheck/angle.hpp: every angle strategy, in every type it is used with, against the
-// MPFR reference, within the bounds of tools/judge/include/ropecheck/judge/error_model.hpp; and the known-bad strategies shown
+// MPFR reference, within the bounds of ropecheck/judge/error_model.hpp; and the known-bad strategies shown
 // to exceed the good ones' bounds exactly where the model says they do.
 #include "ropecheck/angle.hpp"
 

@@ -26,7 +26,7 @@ using namespace ropecheck;
 using namespace ropecheck::test;
 using reference::rope_reference;
 
-// The tolerance model (bound_native, bound_hf, ...) lives in tools/judge/include/ropecheck/judge/error_model.hpp, section 5.
+// The tolerance model (bound_native, bound_hf, ...) lives in ropecheck/judge/error_model.hpp, section 5.
 
 // ------------------------------------------------------------------------------------------------
 // The configurations checked: the real models' rope settings (see tests/data/configs).

@@ -12,7 +12,8 @@
 //   trace(pos, band)            an angle_trace: the intermediate values it really formed, so a
 //                               report can say which step an error comes from
 //
-// The strategies (the exact one, backed by the MPFR reference, is the judge's: tools/judge/include/ropecheck/judge/exact_strategy.hpp; the kernels never include the reference):
+// The strategies (the exact one, backed by the MPFR reference, is the judge's: ropecheck/judge/
+// exact_strategy.hpp in tools/judge, so that no kernel ever includes the reference it is checked against):
 //   direct_angle<T>             inv_freq, position, product and sin/cos all in T
 //   hf_angle<Model>             HF transformers: fp32 inv_freq as torch computes it, fp32 product of
 //                               float(position) and inv_freq, fp32 cos/sin * attention factor, then

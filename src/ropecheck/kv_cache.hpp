@@ -17,7 +17,7 @@
 //   eviction   evict() drops tokens and renumbers the survivors to contiguous positions from the
 //              cache's first position, by rotating each stored key by R(p' - p). The raw key is
 //              gone: the error of the two rotations adds up (tests/properties/kv_cache_test.cpp
-//              derives the bound from tools/judge/include/ropecheck/judge/error_model.hpp).
+//              derives the bound from ropecheck/judge/error_model.hpp).
 //   schedule   the cache records the schedule_fingerprint of its keys; check_schedule() throws
 //              std::logic_error naming every field in which another schedule differs.
 #pragma once

@@ -11,7 +11,7 @@
 //   inverse  rotation_sense::inverse uses (c, -s): R(-m), the transpose.
 //   error    with exact c, s: |y - R x| <= (2 u_C + u_C^2) (|x_a| + |x_b|) per component from the
 //            two products and the sum, plus u_S |y| for the final rounding to Storage
-//            (tools/judge/include/ropecheck/judge/error_model.hpp). Angle/cos/sin error is the strategy's, not the kernel's.
+//            (ropecheck/judge/error_model.hpp). Angle/cos/sin error is the strategy's, not the kernel's.
 //   positions any int64; what a strategy does with large ones is the strategy's contract.
 // cos/sin are looked up once per (position, band), never per head.
 //
