@@ -164,7 +164,7 @@ TEST(report_output, the_csv_has_a_header_one_row_per_position_and_round_trip_num
   EXPECT_EQ(line,
             "position,angle_rad,position_tokens,cos_sin_abs,cos_sin_ulps,rotated_relative,score_violation,"
             "source_frequency_rad,source_position_rad,source_product_rad,source_sin_cos,source_cache,"
-            "source_rotation");
+            "source_rotation,magnitude_rel,source_formed_angle_rad");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 10);

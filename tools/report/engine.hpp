@@ -17,20 +17,31 @@
 // (infinities kept). Verdicts and the heat map always use every position evaluated.
 //
 // Per (position, band) and implementation (maxima over bands reported per position):
-//   angle_rad        (angle - p theta) reduced to (-pi, pi], formed from the reference's
-//                    double-double p theta (relative 2^-102): within 2^-52 |error| + 2^-70 of
-//                    reference::angle_error (MPFR), checked in report_engine_test; a non-finite
-//                    angle counts as an infinite error. Measurements run in double for
+//   angle_rad        the APPLIED angle's error: the angle of the (c, s) = (cos_final, sin_final)
+//                    the implementation feeds its rotation (after every cast and cache) against
+//                    p theta, taken as the angle of (c + i s) conj(af cos(p theta) + i af sin(p theta))
+//                    (reduced to (-pi, pi] by construction; measure.hpp's angle_of): products and
+//                    the quotient round at 2^-53 in double, so within ~2^-50 rad of the MPFR
+//                    angle_error of atan2(s, c) (checked in report_engine_test). A non-finite or
+//                    zero pair counts as an infinite error. Measurements run in double for
 //                    implementations whose values have <= 24 significand bits (their errors are
-//                    >= 2^-24 relative), in long double for the double ones; reductions of gross
-//                    errors (> pi) always in long double
-//   position_tokens  |angle error| / theta_i
+//                    >= 2^-24 relative), in long double for the double ones
+//   magnitude_rel    |hypot(c, s) - af| / af
+//   position_tokens  |applied angle error| / theta_i
+//   sources.formed_angle_rad  (angle formed - p theta) reduced to (-pi, pi], formed from the
+//                    reference's double-double p theta (relative 2^-102): within 2^-52 |error| +
+//                    2^-70 of reference::angle_error (MPFR); reductions of gross errors (> pi) in
+//                    long double. This was the report's angle error before it measured the rotation
+//                    applied: a fast sin/cos or a bf16 cache forms hf_float's angles and applies others
 //   cos_sin_abs/ulps against af cos(p theta), af sin(p theta); ulps of the implementation's dtype
 //   rotated_relative |y - y*| / |y*|: rotate_heads with the implementation's own cos/sin on a head
 //                    vector seeded from (seed, position), y* the exact rotation (reference cos/sin,
 //                    long double); inputs are multiples of 1/128 in [-1, 1), exact in every dtype
 //   score_violation  |<R(m)q, R(m-1)k> - af <q, R(-1)k>| / sum |q_j k_j|, all three rotations by
 //                    the implementation (the relative-offset identity in its own terms)
+//   verdicts         first_angle_over_threshold, first_position_error_over_threshold and
+//                    first_adjacent_positions_equal (the pairs at p and p + 1 parallel: cross
+//                    product 0, dot > 0) all from the applied angle; the heat map too
 //   sources          from the strategy's trace(): see report_data.hpp; sin_cos compares cos_raw with
 //                    af cos(angle formed), evaluated as af (cos phi cos d - sin phi sin d) with the
 //                    reference's cos/sin of phi and d the angle error (|error| <= 2^-62)

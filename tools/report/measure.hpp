@@ -115,11 +115,34 @@ inline void cos_sin_of_error(M d, M& c, M& s) {
   }
 }
 
+// The angle of the complex number dot + i cross, i.e. of (c + i s) times the conjugate of the
+// reference (c* + i s*): the applied angle's error, already reduced to (-pi, pi]. Small errors (the
+// common case) by the Taylor series of atan(x), x = cross / dot: to x^5 / 5 for |x| <= 2^-12
+// (truncation x^6 / 7 < 2^-74 relative) and to x^17 / 17 for |x| <= 1/16 (truncation
+// x^18 / 19 < 2^-76 relative); libm's atan2 in M beyond (gross errors only). The quotient rounds once
+// (2^-53 relative in double): the result is within ~2^-52 |error| of atan2(cross, dot).
+template <class M>
+[[nodiscard]] inline M angle_of(M cross, M dot) {
+  if (dot > 0 && std::fabs(cross) <= M(0x1p-4) * dot) {
+    const M x = cross / dot, x2 = x * x;
+    if (std::fabs(x) <= M(0x1p-12)) return x * (M(1) - x2 * (M(1) / 3 - x2 * (M(1) / 5)));
+    M t = M(1) / 15 - x2 * (M(1) / 17);
+    t = M(1) / 13 - x2 * t;
+    t = M(1) / 11 - x2 * t;
+    t = M(1) / 9 - x2 * t;
+    t = M(1) / 7 - x2 * t;
+    t = M(1) / 5 - x2 * t;
+    t = M(1) / 3 - x2 * t;
+    return x * (M(1) - x2 * t);
+  }
+  return std::atan2(cross, dot);
+}
+
 // ---------------------------------------------------------------------------------------------
 // One implementation under test, type-erased.
 struct step_output {
   position_errors errors;
-  bool equal_to_previous = false;  // angle(p - 1) == angle(p) in some band
+  bool equal_to_previous = false;  // applied angle(p - 1) == applied angle(p) in some band
 };
 
 struct segment_state {
@@ -132,7 +155,7 @@ class runner {
   [[nodiscard]] virtual std::unique_ptr<segment_state> new_state() const = 0;
   [[nodiscard]] virtual bool measures_in_long_double() const = 0;  // reads position_context::y_exact
   // Halo: only remembers the position's cos/sin and angles. Otherwise fills `out` and raises
-  // band_max[b] to this position's angle error in band b.
+  // band_max[b] to this position's applied angle error in band b.
   virtual void step(const position_context& ctx, segment_state& state, step_output& out,
                     std::span<double> band_max) const = 0;
 };
@@ -171,7 +194,7 @@ class typed_runner final : public runner {
  public:
   typed_runner(S strategy, const rope_reference& ref)
       : s_(std::move(strategy)), g_(rope_geometry::of(ref.config())), bands_(ref.bands()),
-        af_(ref.attention_factor().value()) {
+        af_(ref.attention_factor().value()), af_m_(static_cast<M>(af_)) {
     if (s_.bands() != bands_) throw std::logic_error("report: strategy and reference disagree on bands");
     theta_.resize(static_cast<std::size_t>(bands_));
     minus_one_.resize(static_cast<std::size_t>(bands_));
@@ -193,11 +216,11 @@ class typed_runner final : public runner {
   struct state final : segment_state {
     explicit state(int bands, int head_dim)
         : formed(static_cast<std::size_t>(bands)), cur(static_cast<std::size_t>(bands)),
-          prev(static_cast<std::size_t>(bands)), prev_angle(static_cast<std::size_t>(bands)),
+          prev(static_cast<std::size_t>(bands)), prev_c(static_cast<std::size_t>(bands)), prev_s(prev_c.size()),
           qs(static_cast<std::size_t>(head_dim)), ks(qs.size()), yq(qs.size()), yk(qs.size()), ykr(qs.size()) {}
     std::vector<float> formed;  // fill_angles, for strategies that form all bands together
     std::vector<cos_sin_pair<V>> cur, prev;
-    std::vector<M> prev_angle;
+    std::vector<M> prev_c, prev_s;  // the previous position's cos/sin, in M
     bool has_prev = false;
     std::vector<Storage> qs, ks, yq, yk, ykr;
   };
@@ -209,8 +232,11 @@ class typed_runner final : public runner {
 
   // Maxima over bands at one position.
   struct band_maxima {
-    M angle = 0, tokens = 0, cs_abs = 0, cs_ulps = 0;
-    M freq = 0, pos = 0, prod = 0, sincos = 0, cache = 0;
+    M angle = 0, tokens = 0, cs_abs = 0, cs_ulps = 0;  // angle, tokens: the applied angle
+    // Squared magnitudes c^2 + s^2, largest and smallest (sqrt is monotone: the magnitude error
+    // |hypot - af| at its largest over bands is sqrt(q_max) - af or af - sqrt(q_min)).
+    M q_max = 0, q_min = std::numeric_limits<M>::infinity();
+    M formed = 0, freq = 0, pos = 0, prod = 0, sincos = 0, cache = 0;
   };
 
   // Trace and measure band by band in one pass (the trace inlined, so that the compiler keeps a
@@ -231,9 +257,14 @@ class typed_runner final : public runner {
       if constexpr (forms_all_bands) t = s_.template trace_at<M>(ctx.pos, band, sv.formed[b]);
       else t = s_.template trace<M>(ctx.pos, band);
       sv.cur[b] = {exact_as<V>(t.cos_final), exact_as<V>(t.sin_final)};  // exact: they are V's values
-      const auto angle = static_cast<M>(t.angle);
-      if (sv.has_prev && angle == sv.prev_angle[b]) equal = true;
-      sv.prev_angle[b] = angle;
+      // The applied angle equals the previous position's iff the pairs are parallel: cross product
+      // 0 and dot product > 0 (exact in double for values of <= 24 significand bits; in long double
+      // for double values it could read 0 only for angles within ~2^-64 rad of each other).
+      const auto c = static_cast<M>(t.cos_final), s = static_cast<M>(t.sin_final);
+      if (sv.has_prev && sv.prev_s[b] * c - sv.prev_c[b] * s == 0 && sv.prev_c[b] * c + sv.prev_s[b] * s > 0)
+        equal = true;
+      sv.prev_c[b] = c;
+      sv.prev_s[b] = s;
       if (!ctx.halo) measure_band(ctx, band, t, sv, mx, band_max);
     }
     if (!ctx.halo) {
@@ -269,10 +300,21 @@ class typed_runner final : public runner {
         d = static_cast<M>(dl);
       }
     }
-    const M ad = mag(d);
-    band_max[b] = std::max(band_max[b], static_cast<double>(ad));
-    mx.angle = std::max(mx.angle, ad);
-    mx.tokens = std::max(mx.tokens, ad / theta_m_[b]);
+    mx.formed = std::max(mx.formed, mag(d));
+    // The rotation applied: the angle of (cf, sf) against p theta, as the angle of
+    // (cf + i sf) conj(af cos(p theta) + i af sin(p theta)); and its magnitude against af. A
+    // non-finite or zero pair applies no rotation: an infinite angle error.
+    const M rc = M(r.cos.hi) + M(r.cos.lo), rs = M(r.sin.hi) + M(r.sin.lo);
+    M applied = inf_m, q = inf_m;
+    if (std::isfinite(cf) && std::isfinite(sf)) {
+      q = cf * cf + sf * sf;
+      if (q > 0) applied = mag(angle_of(sf * rc - cf * rs, cf * rc + sf * rs));
+    }
+    band_max[b] = std::max(band_max[b], static_cast<double>(applied));
+    mx.angle = std::max(mx.angle, applied);
+    mx.tokens = std::max(mx.tokens, applied / theta_m_[b]);
+    mx.q_max = std::max(mx.q_max, q);
+    mx.q_min = std::min(mx.q_min, q);
     // cos/sin against af cos(p theta), af sin(p theta), absolute and in ulps of V.
     const M dc = mag((cf - M(r.cos.hi)) - M(r.cos.lo)), ds = mag((sf - M(r.sin.hi)) - M(r.sin.lo));
     mx.cs_abs = std::max(mx.cs_abs, std::max(dc, ds));
@@ -290,7 +332,6 @@ class typed_runner final : public runner {
     if (std::isfinite(d)) {
       M cd, sd;
       cos_sin_of_error(d, cd, sd);
-      const M rc = M(r.cos.hi) + M(r.cos.lo), rs = M(r.sin.hi) + M(r.sin.lo);
       mx.sincos = std::max(mx.sincos, std::max(mag(cr - (rc * cd - rs * sd)), mag(sr - (rs * cd + rc * sd))));
     } else {
       mx.sincos = inf_m;
@@ -347,6 +388,8 @@ class typed_runner final : public runner {
     e.position_tokens = static_cast<double>(mx.tokens);
     e.cos_sin_abs = static_cast<double>(mx.cs_abs);
     e.cos_sin_ulps = static_cast<double>(mx.cs_ulps);
+    e.magnitude_rel = static_cast<double>(
+        std::max(std::sqrt(mx.q_max) - af_m_, af_m_ - std::sqrt(mx.q_min)) / af_m_);  // q_max = inf: inf
     e.rotated_relative = static_cast<double>(mag(ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2)));
     e.score_violation = static_cast<double>(mag(qk > 0 ? (lhs - af * rhs) / qk : lhs - af * rhs));
     e.sources.frequency_rad = static_cast<double>(mx.freq);
@@ -354,6 +397,7 @@ class typed_runner final : public runner {
     e.sources.product_rad = static_cast<double>(mx.prod);
     e.sources.sin_cos = static_cast<double>(mx.sincos);
     e.sources.cache = static_cast<double>(mx.cache);
+    e.sources.formed_angle_rad = static_cast<double>(mx.formed);
     e.sources.rotation = static_cast<double>(mag(qn > 0 ? std::sqrt(arith2) / qn : std::sqrt(arith2)));
   }
 
@@ -361,6 +405,7 @@ class typed_runner final : public runner {
   rope_geometry g_;
   int bands_;
   long double af_;
+  M af_m_;                                  // af in M (the magnitude's reference)
   std::vector<dd> theta_;                   // the reference's theta_i
   std::vector<M> theta_m_;                  // the same in M
   std::vector<cos_sin_pair<V>> minus_one_;  // the strategy's cos/sin at position -1

@@ -118,7 +118,8 @@ struct column {
   double (*get)(const position_errors&);
 };
 
-constexpr std::array<column, 12> error_columns{{
+// New columns go at the end, so that readers addressing columns by index keep working.
+constexpr std::array<column, 14> error_columns{{
     {"angle_rad", [](const position_errors& e) { return e.angle_rad; }},
     {"position_tokens", [](const position_errors& e) { return e.position_tokens; }},
     {"cos_sin_abs", [](const position_errors& e) { return e.cos_sin_abs; }},
@@ -131,6 +132,8 @@ constexpr std::array<column, 12> error_columns{{
     {"source_sin_cos", [](const position_errors& e) { return e.sources.sin_cos; }},
     {"source_cache", [](const position_errors& e) { return e.sources.cache; }},
     {"source_rotation", [](const position_errors& e) { return e.sources.rotation; }},
+    {"magnitude_rel", [](const position_errors& e) { return e.magnitude_rel; }},
+    {"source_formed_angle_rad", [](const position_errors& e) { return e.sources.formed_angle_rad; }},
 }};
 
 // gnuplot column number of a field (column 1 is the position).
@@ -440,8 +443,9 @@ std::optional<plot> sources_plot(const report_result& r, const plot_source& sour
     const char* colour;
     int dash;
   };
-  constexpr std::array<line, 7> lines{{
-      {"angle_rad", "total angle error (rad)", "#999999", 1},
+  constexpr std::array<line, 8> lines{{
+      {"angle_rad", "applied angle error (rad)", "#999999", 1},
+      {"source_formed_angle_rad", "angle formed, before sin/cos (rad)", "#000000", 3},
       {"source_frequency_rad", "frequency rounding (rad)", "#1f77b4", 2},
       {"source_position_rad", "position representation (rad)", "#d62728", 1},
       {"source_product_rad", "product rounding (rad)", "#2ca02c", 4},
@@ -481,8 +485,9 @@ std::optional<plot> sources_plot(const report_result& r, const plot_source& sour
          " title " + gp_quote(shown[k]->title) + " noenhanced";
     g += k + 1 < shown.size() ? ", \\\n" : "\n";
   }
-  p.caption = "The term that follows the grey total angle error of " + s.name +
-              " is where its error comes from." +
+  p.caption = "The term that follows the grey applied angle error of " + s.name +
+              " is where its error comes from: the black angle formed (frequency + position + product) when "
+              "it follows it, sin/cos evaluation or cache storage when the applied angle is off more." +
               floor_note(f, "terms") + " Position 0 is drawn at 0.5." +
               (source.thinned ? " Each curve is the maximum over position buckets 1/" +
                                     std::to_string(envelope_buckets_per_octave) + " octave wide."
@@ -500,11 +505,11 @@ std::optional<plot> heat_plot(const implementation_series& s, const std::string&
   const log_floor f = floor_for(values);
   const std::size_t buckets = s.band_position_heat.front().size();
   const std::size_t bands = s.band_position_heat.size();
-  plot p{"heat_" + stem, "Angle error by band and position: " + s.name, "", "", pair_width, pair_height};
+  plot p{"heat_" + stem, "Applied angle error by band and position: " + s.name, "", "", pair_width, pair_height};
   std::string& g = p.script;
   g += "set xlabel 'position bucket (first position in the bucket, tokens)'\n";
   g += "set ylabel 'band i (0 = fastest)'\n";
-  g += "set cblabel 'max angle error in the bucket (rad)' offset 0.5,0\n";
+  g += "set cblabel 'max applied angle error in the bucket (rad)' offset 0.5,0\n";
   g += "set rmargin 13\n";  // room for the colour box label, which gnuplot's margin omits
   g += "set logscale cb\n";
   g += "set format cb '10^{%L}'\n";
@@ -531,7 +536,7 @@ std::optional<plot> heat_plot(const implementation_series& s, const std::string&
   g += "CEILING = " + gp_number(ceiling) + "\n";
   g += "cz(v) = (v != v) ? NaN : (v > CEILING ? CEILING : (v > FLOOR ? v : FLOOR))\n";
   g += "plot " + gp_quote("../data/heat_" + stem + ".csv") + " skip 1 using 2:1:(cz($5)) with image\n";
-  p.caption = "Largest angle error of " + s.name +
+  p.caption = "Largest applied angle error of " + s.name +
               " per band (rows, fast bands at the bottom) and position range (columns), on a log "
               "colour scale: look for where the colour turns bright, which says in which bands and "
               "from which position the error grows." +
@@ -794,7 +799,7 @@ std::string report_html(const report_result& r, const write_options& o, const st
        "<th class=\"text\">description</th><th class=\"text\">cos/sin dtype</th><th>verdict</th>"
        "<th>first p with angle error &gt; " + html_escape(short_number(q.angle_threshold_rad)) + " rad</th>"
        "<th>first p with &ge; " + html_escape(short_number(q.position_threshold_tokens)) + " token error</th>"
-       "<th>first p with angle(p) = angle(p+1)</th><th>worst band</th><th>max angle error (rad) at p</th>"
+       "<th>first p with applied(p) = applied(p+1)</th><th>worst band</th><th>max applied angle error (rad) at p</th>"
        "<th>max position error (tokens)</th><th>max cos/sin error</th><th>max score violation</th></tr>\n";
   auto at = [](const field_max& m) {
     return m.position < 0 ? std::string("&ndash;") : html_escape(short_number(m.value)) + " at " + integer(m.position);
@@ -1072,15 +1077,17 @@ written_report write_report(const report_result& r, const fs::path& folder, cons
       if (p) to.push_back({std::move(*p), ""});
     };
     add(main_plots,
-        field_plot(r, sources, "angle_error", "Angle error vs position", "angle_rad",
-                   "angle error |angle - p theta_i|, max over bands (rad)",
+        field_plot(r, sources, "angle_error", "Applied angle error vs position", "angle_rad",
+                   "applied angle error |atan2(sin, cos) - p theta_i|, max over bands (rad)",
                    std::pair{q.angle_threshold_rad, "threshold " + short_number(q.angle_threshold_rad) + " rad"},
-                   "Look for the position where a curve crosses the dashed threshold: a curve rising in "
-                   "proportion to p comes from rounded frequencies or products, a flat one from sin/cos.",
+                   "The angle of the (cos, sin) pair each implementation really feeds its rotation (after "
+                   "every cast and cache), against p theta_i. Look for where a curve crosses the dashed "
+                   "threshold: angles formed in fp32 drift in proportion to p; a fast sin/cos or a 16-bit "
+                   "cos/sin applies angles a fixed fraction off, which grows with p in the slow bands too.",
                    "errors"));
     add(main_plots,
         field_plot(r, sources, "position_error", "Position error in tokens vs position", "position_tokens",
-                   "position error |angle error| / theta_i, max over bands (tokens)",
+                   "position error |applied angle error| / theta_i, max over bands (tokens)",
                    std::pair{q.position_threshold_tokens,
                              "threshold " + short_number(q.position_threshold_tokens) + " token"},
                    "A curve above the dashed line no longer tells position p from its neighbours in some "

@@ -41,7 +41,10 @@ struct band_row {
   double unseen_fraction_scaled = 0;    // the same at L_eval with the scaled theta
 };
 
-// Where the error of one implementation comes from, at one position, max over bands.
+// Where the error of one implementation comes from, at one position, max over bands. The angle
+// it formed (before sin/cos) is one source: formed_angle_rad = frequency + position + product
+// (term by term, up to rounding); sin_cos and cache then move the pair it applies (in cos/sin
+// units), so |applied angle error| <= formed_angle_rad + asin(sqrt(2) (sin_cos + cache) / af).
 struct error_sources {
   double frequency_rad = 0;   // p (inv_freq_used - theta): rounding of the frequency
   double position_rad = 0;    // (p_used - p) inv_freq_used: the position's representation
@@ -49,17 +52,21 @@ struct error_sources {
   double sin_cos = 0;         // cos_raw - af cos(angle): evaluation of sin/cos at the formed angle
   double cache = 0;           // cos_final - cos_raw: storing cos/sin in the cache dtype
   double rotation = 0;        // |y - R~ x| / |x|: the rotation's arithmetic given the final cos/sin
+  double formed_angle_rad = 0;  // |angle formed - p theta| reduced to (-pi, pi]: the angle before sin/cos
 };
 
 // One implementation's error at one position (max over bands unless said otherwise).
 struct position_errors {
   std::int64_t position = 0;
-  double angle_rad = 0;            // |angle - p theta| reduced to (-pi, pi]
-  double position_tokens = 0;      // max over bands of |angle error| / theta_i
+  // The rotation the implementation applies, from the (c, s) = (cos_final, sin_final) it feeds its
+  // rotation (after every cast and cache): applied angle atan2(s, c), magnitude hypot(c, s).
+  double angle_rad = 0;            // |atan2(s, c) - p theta| reduced to (-pi, pi]
+  double position_tokens = 0;      // max over bands of |applied angle error| / theta_i
   double cos_sin_abs = 0;          // |c - af cos(p theta)|, |s - af sin(p theta)|
   double cos_sin_ulps = 0;         // the same in ulps of the implementation's cos/sin dtype
   double rotated_relative = 0;     // |y - y*| / |y*| for a seeded random head vector
   double score_violation = 0;      // |<R(m)q, R(n)k> - af <q, R(n-m)k>| / sum |q_j k_j|, n = m - 1
+  double magnitude_rel = 0;        // |hypot(c, s) - af| / af
   error_sources sources;
 };
 
@@ -75,6 +82,8 @@ inline void raise_to(position_errors& m, const position_errors& e) {
   mx(m.cos_sin_ulps, e.cos_sin_ulps);
   mx(m.rotated_relative, e.rotated_relative);
   mx(m.score_violation, e.score_violation);
+  mx(m.magnitude_rel, e.magnitude_rel);
+  mx(m.sources.formed_angle_rad, e.sources.formed_angle_rad);
   mx(m.sources.frequency_rad, e.sources.frequency_rad);
   mx(m.sources.position_rad, e.sources.position_rad);
   mx(m.sources.product_rad, e.sources.product_rad);
@@ -89,14 +98,15 @@ struct implementation_series {
   std::string description;   // one line: what it models ("HF transformers, fp32 angle, cos/sin cast to bf16")
   std::string cos_sin_dtype; // dtype its cos/sin are held in
   std::vector<position_errors> points;  // in position order
-  // Per band, max angle error over all positions (for the heat map: band x position bucket).
-  std::vector<std::vector<double>> band_position_heat;  // [band][bucket], angle error rad
+  // Per band, max applied angle error over all positions (for the heat map: band x position bucket).
+  std::vector<std::vector<double>> band_position_heat;  // [band][bucket], applied angle error rad
   std::vector<std::int64_t> heat_bucket_edges;          // bucket b covers [edges[b], edges[b+1])
   // Verdicts: first position (in the sweep) where the threshold is passed; -1 = never.
   std::int64_t first_angle_over_threshold = -1;
   std::int64_t first_position_error_over_threshold = -1;
-  std::int64_t first_adjacent_positions_equal = -1;  // smallest p with angle(p) == angle(p+1) in some band
-  int worst_band = -1;                               // band of the largest angle error
+  // All three from the applied angle.
+  std::int64_t first_adjacent_positions_equal = -1;  // smallest p with applied(p) == applied(p+1) in some band
+  int worst_band = -1;                               // band of the largest applied angle error
   bool passes = true;                                // no threshold passed up to max_position
 };
 
