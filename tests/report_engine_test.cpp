@@ -34,8 +34,12 @@ namespace {
 using namespace ropecheck;
 using namespace ropecheck::report;
 
-report_request request_for(const std::string& preset, std::int64_t max_position, std::vector<std::string> impls) {
+// The judge's verdict (strategy_outputs.hpp, tested in report_strategy_outputs_test) only where a
+// test reads `passes` or compares whole reports: the diagnosis of a failing implementation takes seconds.
+report_request request_for(const std::string& preset, std::int64_t max_position, std::vector<std::string> impls,
+                           bool judge = false) {
   report_request r;
+  r.judge = judge;
   r.config_name = preset;
   r.config = *find_preset(preset);
   r.max_position = max_position;
@@ -59,7 +63,8 @@ const position_errors& point_at(const implementation_series& s, std::int64_t pos
 const report_result& theory_report() {
   static const report_result r = run_report(request_for(
       "llama3-8b", 131072,
-      {"bf16_positions", "fast_sincos", "direct_float", "direct_double", "ggml_float", "cos_sin_cache_bf16"}));
+      {"bf16_positions", "fast_sincos", "direct_float", "direct_double", "ggml_float", "cos_sin_cache_bf16"},
+      /*judge=*/true));
   return r;
 }
 
@@ -315,18 +320,24 @@ void expect_identical(const report_result& a, const report_result& b) {
     EXPECT_EQ(x.first_adjacent_positions_equal, y.first_adjacent_positions_equal) << x.name;
     EXPECT_EQ(x.worst_band, y.worst_band) << x.name;
     EXPECT_EQ(x.passes, y.passes) << x.name;
+    EXPECT_EQ(x.judge.judged, y.judge.judged) << x.name;
+    EXPECT_EQ(x.judge.verdict, y.judge.verdict) << x.name;
+    EXPECT_EQ(x.judge.worst_ratio, y.judge.worst_ratio) << x.name;
+    EXPECT_EQ(x.judge.max_error_ulps, y.judge.max_error_ulps) << x.name;
+    EXPECT_EQ(x.judge.finding, y.judge.finding) << x.name;
   }
   EXPECT_EQ(a.time.positions, b.time.positions);
   EXPECT_EQ(a.time.values, b.time.values);
 }
 
 TEST(Threads, every_field_of_a_sparse_report_is_the_same_with_one_and_two_threads) {
-  auto r = request_for("qwen2.5-7b-yarn", 70000, {});  // every default implementation, YaRN's factor
+  auto r = request_for("qwen2.5-7b-yarn", 70000, {}, /*judge=*/true);  // every default implementation, YaRN's factor
   r.threads = 1;
   const auto one = run_report(r);
   r.threads = 2;
   const auto two = run_report(r);
   EXPECT_EQ(one.series.size(), 11u);
+  for (const auto& s : one.series) EXPECT_TRUE(s.judge.judged) << s.name;
   expect_identical(one, two);
 }
 

@@ -85,6 +85,17 @@ report_result synthetic_report() {
     exact.band_position_heat.push_back(ex);
     bf16.band_position_heat.push_back(bf);
   }
+  // The judge's verdict on the second (the first was not judged: its verdict is the thresholds').
+  bf16.judge.judged = true;
+  bf16.judge.verdict = "positions_low_precision";
+  bf16.judge.dtype = "float32";
+  bf16.judge.tokens = 242;
+  bf16.judge.worst_ratio = 364.25;
+  bf16.judge.max_error_ulps = 1.65e7;
+  bf16.judge.tolerance_ulps = 5.6e5;
+  bf16.judge.worst_position = 257;
+  bf16.judge.worst_band = 1;
+  bf16.judge.finding = "positions are held in bfloat16 (8 significant bits): 257 -> 256";
   r.series = {exact, bf16};
   r.time = {1.25, 2.0e7, 5.0e7, 3600, 2, 10, 80};
   r.ropecheck_version = "0.1.0";
@@ -217,6 +228,32 @@ TEST(report_output, the_html_is_self_contained_with_verdict_rows_and_inline_svg)
   EXPECT_NE(html.find("id='f1_gpPt0'"), std::string::npos);
   EXPECT_NE(html.find(options().command), std::string::npos);
   EXPECT_NE(html.find("MPFR 256 bits"), std::string::npos);
+}
+
+TEST(report_output, the_verdict_column_is_the_judges_class_with_its_figures) {
+  const report_result r = synthetic_report();
+  const std::string j = summary_json(r, options());
+  // Per implementation, "judge" comes last (after "max"), with its keys in the documented order.
+  const std::size_t max_at = j.find("\"max\"", j.find("\"name\": \"bf16_positions\""));
+  std::size_t last = max_at;
+  for (const char* key : {"\"judge\"", "\"judged\": true", "\"verdict\": \"positions_low_precision\"",
+                          "\"pass\": false", "\"dtype\": \"float32\"", "\"tokens\": 242", "\"worst_ratio\": 364.25",
+                          "\"max_error_ulps\"", "\"tolerance_ulps\"", "\"worst_position\": 257", "\"worst_band\": 1",
+                          "\"finding\": \"positions are held in bfloat16"}) {
+    const std::size_t at = j.find(key, last);
+    ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << j;
+    last = at;
+  }
+  EXPECT_NE(j.find("\"judged\": false"), std::string::npos) << "the unjudged implementation says so";
+  write_options o = options();
+  o.plots = false;
+  const fs::path a = fresh_folder("judge_column");
+  write_report(r, a, o);
+  const std::string html = slurp(a / "report.html");
+  EXPECT_NE(html.find("<td class=\"verdict\" title=\"positions are held in bfloat16 (8 significant bits): 257 -&gt; "
+                      "256\">positions_low_precision</td><td class=\"text\">float32</td><td>364 at 257, band 1</td>"),
+            std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"verdict\">PASS</td>"), std::string::npos) << "unjudged: the thresholds' verdict";
 }
 
 TEST(report_output, a_missing_gnuplot_is_a_clear_error_after_the_data_are_written) {

@@ -22,6 +22,7 @@
 
 #include "measure.hpp"
 #include "registry.hpp"
+#include "strategy_outputs.hpp"
 #include "ropecheck/reference/reference.hpp"
 
 #ifndef ROPECHECK_VERSION
@@ -501,6 +502,15 @@ report_result run_report(const report_request& request, progress_callback progre
     result.series.push_back(std::move(s));
   }
   partials.clear();
+
+  // The verdict: the judge's, on each implementation driven on the probe set (the crossings above
+  // stay as figures).
+  if (req.judge) {
+    for (auto& s : result.series) {
+      s.judge = judge_implementation(s.name, req.config, req.seed, req.threads);
+      s.passes = s.judge.pass;
+    }
+  }
 
   const reference_speed speed = measure_reference(ref, req.max_position, req.threads);
   timing& t = result.time;

@@ -45,6 +45,11 @@
 //   sources          from the strategy's trace(): see report_data.hpp; sin_cos compares cos_raw with
 //                    af cos(angle formed), evaluated as af (cos phi cos d - sin phi sin d) with the
 //                    reference's cos/sin of phi and d the angle error (|error| <= 2^-62)
+// Verdict (report_request::judge, on by default): each implementation's judge_column
+//                    (strategy_outputs.hpp: driven on judge::make_probe(config, seed), judged by
+//                    ropecheck::audit::audit against exact mathematics); `passes` is then the
+//                    judge's pass, and the threshold crossings are figures beside it. Without the
+//                    judge, `passes` = no threshold crossed.
 // Threads: segments of consecutive positions are handed out dynamically; each writes its own
 // slots and merges run in segment order, so every field but `time` is identical for any thread
 // count. progress(done, total) counts (position, band, implementation) values and is called from

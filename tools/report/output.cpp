@@ -202,6 +202,7 @@ std::vector<std::string> file_stems(const report_result& r) {
 using ojson = nlohmann::ordered_json;
 
 ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+ojson finite_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
 ojson config_json(const rope_config& c) {
   ojson j;
@@ -716,6 +717,7 @@ th { background: #f0f0f0; font-weight: 600; }
 td.text, th.text { text-align: left; }
 tr.pass td.verdict { background: #d9f2d0; color: #185c0b; font-weight: 700; text-align: center; }
 tr.fail td.verdict { background: #f7d4d4; color: #8a1111; font-weight: 700; text-align: center; }
+tr.drift td.verdict { background: #eef5c8; color: #4d5c0b; font-weight: 700; text-align: center; }
 tr.unseen td { background: #fff7dc; }
 table.config td:first-child { text-align: left; color: #555; }
 table.config td { text-align: left; }
@@ -760,10 +762,16 @@ std::string report_html(const report_result& r, const write_options& o, const st
   h += "<style>" + std::string(css) + "</style>\n</head>\n<body>\n";
   h += "<h1>ropecheck precision report: " + html_escape(q.config_name) + "</h1>\n";
   const auto fails = std::count_if(r.series.begin(), r.series.end(), [](const auto& s) { return !s.passes; });
+  const bool judged = std::any_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.judge.judged; });
   h += "<p>" + std::to_string(r.series.size()) + " implementations checked against the reference up to position " +
        integer(q.max_position) + ": <b>" + std::to_string(r.series.size() - static_cast<std::size_t>(fails)) +
-       " pass, " + std::to_string(fails) + " fail</b> (angle threshold " + short_number(q.angle_threshold_rad) +
-       " rad, position threshold " + short_number(q.position_threshold_tokens) + " tokens).</p>\n";
+       " pass, " + std::to_string(fails) + " fail</b> " +
+       (judged ? std::string("(the verdict is the judge's, as <code>ropecheck audit</code> would give it on each "
+                             "implementation's outputs for the probe set; the threshold crossings are figures: angle "
+                             "threshold ")
+               : std::string("(angle threshold ")) +
+       short_number(q.angle_threshold_rad) + " rad, position threshold " + short_number(q.position_threshold_tokens) +
+       " tokens).</p>\n";
 
   // Configuration.
   h += "<h2>Configuration</h2>\n<table class=\"config\">\n";
@@ -797,6 +805,7 @@ std::string report_html(const report_result& r, const write_options& o, const st
   // Verdicts.
   h += "</table>\n<h2>Verdicts</h2>\n<table class=\"verdicts\">\n<tr><th class=\"text\">implementation</th>"
        "<th class=\"text\">description</th><th class=\"text\">cos/sin dtype</th><th>verdict</th>"
+       "<th class=\"text\">dtype judged</th><th>judge: worst error / allowance</th>"
        "<th>first p with angle error &gt; " + html_escape(short_number(q.angle_threshold_rad)) + " rad</th>"
        "<th>first p with &ge; " + html_escape(short_number(q.position_threshold_tokens)) + " token error</th>"
        "<th>first p with applied(p) = applied(p+1)</th><th>worst band</th><th>max applied angle error (rad) at p</th>"
@@ -806,11 +815,21 @@ std::string report_html(const report_result& r, const write_options& o, const st
   };
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     const auto& s = r.series[i];
-    h += std::string("<tr class=\"") + (s.passes ? "pass" : "fail") + "\" id=\"impl-" + html_escape(stems[i]) + "\">";
+    const std::string row_class = !s.judge.judged ? (s.passes ? "pass" : "fail")
+                                  : s.judge.verdict == "pass" || s.judge.verdict == "drift" ? s.judge.verdict
+                                                                                            : "fail";
+    h += "<tr class=\"" + row_class + "\" id=\"impl-" + html_escape(stems[i]) + "\">";
     h += "<td class=\"text\"><code>" + html_escape(s.name) + "</code></td>";
     h += "<td class=\"text\">" + html_escape(s.description) + "</td>";
     h += "<td class=\"text\">" + html_escape(s.cos_sin_dtype) + "</td>";
-    h += std::string("<td class=\"verdict\">") + (s.passes ? "PASS" : "FAIL") + "</td>";
+    if (s.judge.judged) {
+      h += "<td class=\"verdict\" title=\"" + html_escape(s.judge.finding) + "\">" + html_escape(s.judge.verdict) + "</td>";
+      h += "<td class=\"text\">" + html_escape(s.judge.dtype) + "</td>";
+      h += "<td>" + html_escape(short_number(s.judge.worst_ratio)) + " at " + integer(s.judge.worst_position) +
+           (s.judge.worst_band >= 0 ? ", band " + std::to_string(s.judge.worst_band) : std::string()) + "</td>";
+    } else {
+      h += std::string("<td class=\"verdict\">") + (s.passes ? "PASS" : "FAIL") + "</td><td class=\"text\">&ndash;</td><td>&ndash;</td>";
+    }
     h += "<td>" + never_or(s.first_angle_over_threshold) + "</td>";
     h += "<td>" + never_or(s.first_position_error_over_threshold) + "</td>";
     h += "<td>" + never_or(s.first_adjacent_positions_equal) + "</td>";
@@ -823,6 +842,19 @@ std::string report_html(const report_result& r, const write_options& o, const st
   h += "</table>\n<p class=\"muted\">&ldquo;never&rdquo;: not reached up to position " + integer(q.max_position) +
        ". Per-position figures: <code>data/&lt;implementation&gt;.csv</code>; verdicts and maxima: "
        "<code>summary.json</code>.</p>\n";
+  if (judged) {
+    h += "<p>The verdict: each implementation rotated the judge's probe set (positions 0..63, &plusmn;8 around "
+         "256, 2048, 4096, 65504 and 2<sup>24</sup>, 8 per octave to twice max_position_embeddings; inputs k/128) "
+         "in its own storage and compute types, and the judge (<code>ropecheck audit</code>'s, reference exact) "
+         "judged the outputs in the storage dtype: <b>pass</b>, <b>drift</b> (a pass with the fp32 angle-drift "
+         "warning), or the first bug class it names. Its first finding:</p>\n<ul>\n";
+    for (const auto& s : r.series) {
+      if (!s.judge.judged) continue;
+      h += "<li><code>" + html_escape(s.name) + "</code> (" + html_escape(s.judge.verdict) + "): " +
+           (s.judge.finding.empty() ? std::string("no finding") : html_escape(s.judge.finding)) + "</li>\n";
+    }
+    h += "</ul>\n";
+  }
 
   // Plots.
   h += "<h2>Error against position</h2>\n";
@@ -948,14 +980,18 @@ std::string heat_csv(const implementation_series& series) {
 //                            position_threshold_tokens }
 //   attention_factor
 //   bands                  number of bands (the table is data/bands.csv)
-//   passes                 true when every implementation passes
+//   passes                 true when every implementation passes (the judge's verdict when it ran)
 //   implementations        [ { name, description, cos_sin_dtype, csv, heat_csv, passes,
 //                              first_angle_over_threshold, first_position_error_over_threshold,
 //                              first_adjacent_positions_equal, worst_band, positions, nan_points,
 //                              max { angle_rad, position_tokens, cos_sin_abs, cos_sin_ulps,
 //                                    rotated_relative, score_violation, source_frequency_rad,
 //                                    source_position_rad, source_product_rad, source_sin_cos,
-//                                    source_cache, source_rotation: {value, position}} } ]
+//                                    source_cache, source_rotation, magnitude_rel,
+//                                    source_formed_angle_rad: {value, position}},
+//                              judge { judged, verdict, pass, dtype, tokens, worst_ratio,
+//                                      max_error_ulps, tolerance_ulps, worst_position, worst_band,
+//                                      finding } } ]
 //   timing                 "timing.json" (timing, thread count and the command line vary from run
 //                          to run for the same inputs: they live in that file, so that this one
 //                          is byte-identical for the same inputs and seed, whatever --threads)
@@ -1010,6 +1046,19 @@ std::string summary_json(const report_result& r, const write_options& o) {
       mx[c.name] = std::move(v);
     }
     e["max"] = std::move(mx);
+    ojson jv;
+    jv["judged"] = s.judge.judged;
+    jv["verdict"] = s.judge.verdict;
+    jv["pass"] = s.judge.pass;
+    jv["dtype"] = s.judge.dtype;
+    jv["tokens"] = s.judge.tokens;
+    jv["worst_ratio"] = finite_or_null(s.judge.worst_ratio);
+    jv["max_error_ulps"] = finite_or_null(s.judge.max_error_ulps);
+    jv["tolerance_ulps"] = finite_or_null(s.judge.tolerance_ulps);
+    jv["worst_position"] = s.judge.worst_position;
+    jv["worst_band"] = s.judge.worst_band;
+    jv["finding"] = s.judge.finding;
+    e["judge"] = std::move(jv);
     impls.push_back(std::move(e));
   }
   j["implementations"] = std::move(impls);

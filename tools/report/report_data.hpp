@@ -27,6 +27,7 @@ struct report_request {
   std::uint64_t seed = 0x5eed2026;  // the random vectors of the rotation/score metrics
   double angle_threshold_rad = 1e-3;          // verdict: first position above this angle error
   double position_threshold_tokens = 0.5;     // verdict: first position with a band off by this many tokens
+  bool judge = true;                // the judge's verdict per implementation (strategy_outputs.hpp)
 };
 
 // One row of the band table.
@@ -92,6 +93,25 @@ inline void raise_to(position_errors& m, const position_errors& e) {
   mx(m.sources.rotation, e.sources.rotation);
 }
 
+// The judge's verdict on one implementation (strategy_outputs.hpp): the implementation driven on the
+// judge's probe set (ropecheck/judge/probe.hpp) in its own storage/compute types and judged by
+// ropecheck::audit::audit against exact mathematics, as `ropecheck audit` judges a dump of the same
+// outputs. This is the report's verdict; the threshold crossings are figures beside it.
+struct judge_column {
+  bool judged = false;          // false: not asked for (report_request::judge), every field below empty
+  std::string verdict;          // "pass"; "drift" (a pass with an angle_drift_fp32 warning); else the
+                                // first finding's bug_class ("fail" when the judge names none)
+  bool pass = false;            // the judge's pass (drift included)
+  std::string dtype;            // the dtype judged: the implementation's storage ("float32", "bfloat16", ...)
+  int tokens = 0;               // probe tokens (x heads x head_dim values each)
+  double worst_ratio = 0;       // largest error / allowance (<= 1: within the error model)
+  double max_error_ulps = 0;    // largest error, ulps of dtype relative to af(|x_a| + |x_b|)
+  double tolerance_ulps = 0;    // the allowance where the error is largest
+  std::int64_t worst_position = 0;
+  int worst_band = -1;
+  std::string finding;          // the first finding's sentence ("" when none)
+};
+
 // One implementation of the report: a named storage/compute pairing and angle strategy.
 struct implementation_series {
   std::string name;          // e.g. "hf_float", "bf16_positions"
@@ -107,7 +127,9 @@ struct implementation_series {
   // All three from the applied angle.
   std::int64_t first_adjacent_positions_equal = -1;  // smallest p with applied(p) == applied(p+1) in some band
   int worst_band = -1;                               // band of the largest applied angle error
-  bool passes = true;                                // no threshold passed up to max_position
+  // The verdict: the judge's pass when it ran (judge.judged), else no threshold passed up to max_position.
+  bool passes = true;
+  judge_column judge;
 };
 
 struct timing {
