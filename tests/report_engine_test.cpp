@@ -110,6 +110,66 @@ TEST(BandTable, interpolation_by_the_length_ratio_leaves_nothing_unseen) {
   EXPECT_NEAR(rows[63].unseen_fraction_scaled, 0.0, 1e-15);
 }
 
+TEST(StorageFloor, is_two_to_the_minus_d_rad_over_theta_i_tokens_per_band_and_dtype) {
+  EXPECT_EQ(storage_floor_rad(8), 0x1p-8);
+  EXPECT_EQ(storage_floor_rad(11), 0x1p-11);
+  EXPECT_EQ(storage_floor_rad(24), 0x1p-24);
+  rope_config cfg;  // d 128, base 1e4: theta_63 = 1.1548e-4
+  const auto rows = band_table(cfg, 0, 4096, 32768);
+  for (const auto& b : rows) {
+    EXPECT_NEAR(b.floor_tokens_bfloat16, 0x1p-8 / b.inv_freq, 0x1p-52 * b.floor_tokens_bfloat16) << b.band;
+    EXPECT_NEAR(b.floor_tokens_float16, 0x1p-11 / b.inv_freq, 0x1p-52 * b.floor_tokens_float16) << b.band;
+    EXPECT_NEAR(b.floor_tokens_float32, 0x1p-24 / b.inv_freq, 0x1p-52 * b.floor_tokens_float32) << b.band;
+  }
+  // fp16 in the slowest band of a base-1e4 model: 2^-11 / 1.1548e-4 = 4.23 tokens even computed exactly.
+  EXPECT_NEAR(rows[63].floor_tokens_float16, 4.228, 1e-3);
+  EXPECT_EQ(rows[0].floor_tokens_float16, 0x1p-11);  // theta_0 = 1: the angle itself
+  const auto floors = storage_floors(rows);
+  ASSERT_EQ(floors.size(), 3u);
+  EXPECT_EQ(floors[0].dtype, "bfloat16");
+  EXPECT_EQ(floors[1].dtype, "float16");
+  EXPECT_EQ(floors[2].dtype, "float32");
+  for (const auto& f : floors) {
+    EXPECT_EQ(f.band, 63) << f.dtype;  // the slowest band
+    EXPECT_EQ(f.angle_rad, storage_floor_rad(f.bits)) << f.dtype;
+  }
+  EXPECT_EQ(floors[1].max_tokens, rows[63].floor_tokens_float16);
+}
+
+// The constant of the floor, measured: pairs of every direction psi, rounded to bf16 / fp16
+// component by component, turn by at most 2^-d (first order: u |sin 2 psi|, plus O(u^2)), and by
+// nearly that much near 45 degrees, so neither 2^-(d+1) nor 2^-(d-1) would be the bound.
+template <class T>
+void expect_rounding_turns_a_pair_by_at_most_two_to_the_minus_digits(std::uint64_t seed) {
+  constexpr int d = scalar_traits<T>::digits;
+  const double u = storage_floor_rad(d);
+  std::uint64_t state = seed;
+  auto uniform = [&state] {  // splitmix64 -> [0, 1)
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1p-53;
+  };
+  double worst = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const double psi = (uniform() - 0.5) * 2 * std::numbers::pi, r = std::exp2(8 * uniform() - 4);  // any length
+    const double a = r * std::cos(psi), b = r * std::sin(psi);
+    const double ar = static_cast<double>(scalar_traits<T>::widen(scalar_traits<T>::narrow(a)));
+    const double br = static_cast<double>(scalar_traits<T>::widen(scalar_traits<T>::narrow(b)));
+    const double turn = std::fabs(std::atan2(a * br - b * ar, a * ar + b * br));
+    ASSERT_LE(turn, u * (1 + 2 * u)) << scalar_name<T>() << " psi " << psi << " r " << r << " seed " << seed;
+    worst = std::max(worst, turn);
+  }
+  EXPECT_GT(worst, 0.9 * u) << scalar_name<T>() << " seed " << seed;
+}
+
+TEST(StorageFloor, rounding_a_pair_to_d_bits_turns_it_by_at_most_two_to_the_minus_d) {
+  const std::uint64_t seed = 20261201;
+  std::printf("[ropecheck] seed %llu\n", static_cast<unsigned long long>(seed));
+  expect_rounding_turns_a_pair_by_at_most_two_to_the_minus_digits<bfloat16>(seed);
+  expect_rounding_turns_a_pair_by_at_most_two_to_the_minus_digits<float16>(seed + 1);
+}
+
 TEST(Verdicts, bf16_positions_collide_at_256_and_257_and_are_a_token_off_right_after) {
   const auto& s = series_named(theory_report(), "bf16_positions");
   // bf16 holds integers exactly up to 256; 257 rounds (to even) to 256.
@@ -302,7 +362,9 @@ void expect_identical(const report_result& a, const report_result& b) {
                 x.wavelength == y.wavelength && x.wavelength_unscaled == y.wavelength_unscaled &&
                 x.turns_in_training == y.turns_in_training &&
                 x.unseen_fraction_unscaled == y.unseen_fraction_unscaled &&
-                x.unseen_fraction_scaled == y.unseen_fraction_scaled) << "band " << i;
+                x.unseen_fraction_scaled == y.unseen_fraction_scaled &&
+                x.floor_tokens_bfloat16 == y.floor_tokens_bfloat16 && x.floor_tokens_float16 == y.floor_tokens_float16 &&
+                x.floor_tokens_float32 == y.floor_tokens_float32) << "band " << i;
   }
   EXPECT_EQ(a.attention_factor, b.attention_factor);
   for (std::size_t i = 0; i < a.series.size(); ++i) {

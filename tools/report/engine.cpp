@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,10 @@ namespace {
 using namespace detail;
 using clock_type = std::chrono::steady_clock;
 constexpr int reference_bits = 256;
+// Significant bits of the storage floors (engine.hpp's storage_floor_rad), from the scalar traits.
+constexpr int bf16_bits = scalar_traits<bfloat16>::digits, fp16_bits = scalar_traits<float16>::digits,
+              fp32_bits = scalar_traits<float>::digits;
+static_assert(bf16_bits == 8 && fp16_bits == 11 && fp32_bits == 24);
 
 [[nodiscard]] double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
@@ -407,9 +412,28 @@ std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len, s
     r.turns_in_training = static_cast<double>(L_train * thu / two_pi);
     r.unseen_fraction_unscaled = unseen(thu, thu);
     r.unseen_fraction_scaled = unseen(th, thu);
+    r.floor_tokens_bfloat16 = static_cast<double>(static_cast<long double>(storage_floor_rad(bf16_bits)) / th);
+    r.floor_tokens_float16 = static_cast<double>(static_cast<long double>(storage_floor_rad(fp16_bits)) / th);
+    r.floor_tokens_float32 = static_cast<double>(static_cast<long double>(storage_floor_rad(fp32_bits)) / th);
     rows.push_back(r);
   }
   return rows;
+}
+
+std::vector<storage_floor> storage_floors(const std::vector<band_row>& bands) {
+  std::vector<storage_floor> out;
+  for (const auto& [name, bits, field] : {std::tuple{"bfloat16", bf16_bits, &band_row::floor_tokens_bfloat16},
+                                          std::tuple{"float16", fp16_bits, &band_row::floor_tokens_float16},
+                                          std::tuple{"float32", fp32_bits, &band_row::floor_tokens_float32}}) {
+    storage_floor f{name, bits, storage_floor_rad(bits), 0, -1};
+    for (const auto& b : bands)
+      if (f.band < 0 || b.*field > f.max_tokens) {
+        f.max_tokens = b.*field;
+        f.band = b.band;
+      }
+    out.push_back(f);
+  }
+  return out;
 }
 
 report_result run_report(const report_request& request, progress_callback progress) {
@@ -430,6 +454,7 @@ report_result run_report(const report_request& request, progress_callback progre
   const rope_reference ref(req.config, seq_len, reference_bits);
   result.attention_factor = static_cast<double>(ref.attention_factor().value());
   result.bands = band_table(req.config, seq_len, req.train_length, req.eval_length);
+  result.storage_floors = storage_floors(result.bands);
   result.ropecheck_version = ROPECHECK_VERSION;
   result.reference_precision = "MPFR " + std::to_string(ref.precision_bits()) +
                                " bits (fast path: 64.192 fixed point + double-double)";

@@ -90,6 +90,30 @@ struct implementation_info {
 // [edges[b], edges[b + 1]); edges.front() == 0, edges.back() == max_position + 1.
 [[nodiscard]] std::vector<std::int64_t> heat_bucket_edges(std::int64_t max_position);
 
+// The storage floor of a dtype with `bits` significant bits (implicit bit included: bf16 8, fp16
+// 11, fp32 24): 2^-bits rad. Derivation: a pair z = (a, b) = |z| (cos psi, sin psi) stored in that
+// dtype has each component rounded to nearest, a' = a (1 + e_a), b' = b (1 + e_b) with |e| <= u =
+// 2^-bits, so its angle moves, to first order in u, by
+//     d psi = (a db - b da) / |z|^2 = (e_b - e_a) a b / |z|^2 = (e_b - e_a) sin(2 psi) / 2,
+// |d psi| <= u |sin 2 psi| <= u. Floating-point rounding is relative, so |z| cancels: the u / |z|
+// form (an absolute error u on components |a|, |b| <= 1, i.e. one ulp taken at magnitude 1, as in
+// fixed point) overstates a small floating-point pair, whose small component carries a
+// proportionally small error; for a cos/sin pair (|z| = af) the two agree. The constant is u itself,
+// 2^-bits rad: the worst case over directions (psi at 45 degrees mod 90, e_a = -e_b = u), first
+// order, subnormals ignored. A rotated q/k pair has an arbitrary direction, so it reaches u at any
+// position; a cos/sin pair near an axis (small p theta_i) is bounded by u |sin 2 p theta_i| ~ 2 u p
+// theta_i instead (a bf16 cache: up to ~1.5 * 2^-8 p tokens at small angles, engine test). Band i
+// turns theta_i rad per token, so a pair stored in that dtype cannot tell positions apart finer than
+// 2^-bits / theta_i tokens in band i, however exactly it was computed: band_row::floor_tokens_*.
+[[nodiscard]] constexpr double storage_floor_rad(int bits) {
+  double u = 1;
+  for (int i = 0; i < bits; ++i) u /= 2;  // exact: a power of two
+  return u;
+}
+
+// The floors of bfloat16, float16 and float32 over a band table (band_table fills the per-band ones).
+[[nodiscard]] std::vector<storage_floor> storage_floors(const std::vector<band_row>& bands);
+
 // The band table of `cfg` (seq_len as for the reference: dynamic NTK, LongRoPE).
 [[nodiscard]] std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len,
                                                std::int64_t train_length, std::int64_t eval_length);

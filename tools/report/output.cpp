@@ -369,7 +369,8 @@ bool has_finite(const implementation_series& s, const column& c) {
 std::optional<plot> field_plot(const report_result& r, const std::vector<plot_source>& sources,
                                std::string name, std::string title, std::string field,
                                std::string ylabel, std::optional<std::pair<double, std::string>> threshold,
-                               std::string caption, std::string_view zero_what) {
+                               std::string caption, std::string_view zero_what,
+                               const std::vector<std::pair<double, std::string>>& references = {}) {
   const column& c = error_columns[static_cast<std::size_t>(gp_column(field) - 2)];
   std::vector<double> values;
   std::vector<std::size_t> shown;
@@ -420,11 +421,19 @@ std::optional<plot> field_plot(const report_result& r, const std::vector<plot_so
     s += "  " + gp_quote(sources[i].file) + " skip 1 using (cx($1)):(cy($" + std::to_string(col) +
          ")) with " + (points ? "linespoints " : "lines ") + line_style(i, points) + " title " +
          gp_quote(r.series[i].name) + " noenhanced";
-    s += (k + 1 < shown.size() || threshold) ? ", \\\n" : "\n";
+    s += (k + 1 < shown.size() || threshold || !references.empty()) ? ", \\\n" : "\n";
   }
   if (threshold) {
     s += "  " + gp_number(threshold->first) + " with lines dt 2 lw 2 lc rgb '#000000' title " +
-         gp_quote(threshold->second) + " noenhanced\n";
+         gp_quote(threshold->second) + " noenhanced";
+    s += references.empty() ? "\n" : ", \\\n";
+  }
+  // Reference lines (the storage floors): dark, dash-dotted, one shade each, unlike any curve.
+  constexpr std::array<const char*, 3> greys{"#333333", "#6b6b6b", "#9a9a9a"};
+  for (std::size_t k = 0; k < references.size(); ++k) {
+    s += "  " + gp_number(references[k].first) + " with lines dt 4 lw 2 lc rgb '" + greys[k % greys.size()] +
+         "' title " + gp_quote(references[k].second) + " noenhanced";
+    s += k + 1 < references.size() ? ", \\\n" : "\n";
   }
   p.caption = std::move(caption) + infinite + floor_note(f, zero_what) + " Position 0 is drawn at " +
               short_number(position_floor) + " on the log axis." +
@@ -433,6 +442,17 @@ std::optional<plot> field_plot(const report_result& r, const std::vector<plot_so
                              " octave wide (data/*.csv has every position)."
                        : "");
   return p;
+}
+
+// The storage floors as reference lines of the position-error plot (max over bands: the slowest band).
+std::vector<std::pair<double, std::string>> floor_lines(const report_result& r) {
+  std::vector<std::pair<double, std::string>> out;
+  for (const auto& f : r.storage_floors) {
+    if (!(f.max_tokens > 0) || !std::isfinite(f.max_tokens)) continue;
+    const std::string name = f.dtype == "bfloat16" ? "bf16" : f.dtype == "float16" ? "fp16" : f.dtype == "float32" ? "fp32" : f.dtype;
+    out.emplace_back(f.max_tokens, name + " floor " + short_number(f.max_tokens) + " tok");
+  }
+  return out;
 }
 
 // (e) Where one implementation's error comes from.
@@ -884,11 +904,16 @@ std::string report_html(const report_result& r, const write_options& o, const st
   h += "<p>L_train = " + integer(q.train_length) + " tokens, L_eval = " + integer(q.eval_length) +
        " tokens. Turns in training = L_train &theta;<sub>i</sub> / 2&pi; (before scaling). Unseen = share of "
        "the arc a band sweeps up to L_eval (at most one turn) that lies past the arc it swept in training; "
-       "rows that never completed one turn in training are shaded.</p>\n";
+       "rows that never completed one turn in training are shaded. Storage floor = 2<sup>&minus;d</sup> / "
+       "&theta;<sub>i</sub> tokens: a pair stored with d significant bits (bf16 8, fp16 11, fp32 24) can be off "
+       "by up to 2<sup>&minus;d</sup> rad in its angle (each component rounded to within 2<sup>&minus;d</sup> "
+       "relative moves the angle by at most 2<sup>&minus;d</sup> |sin 2&psi;|), so band i cannot tell "
+       "positions apart finer than that, however exactly the rotation was computed.</p>\n";
   h += "<table class=\"bands\">\n<tr><th>band i</th><th>&theta;<sub>i</sub> before scaling (rad/token)</th>"
        "<th>&theta;<sub>i</sub> after scaling (rad/token)</th><th>wavelength before (tokens)</th>"
        "<th>wavelength after (tokens)</th><th>turns in training</th><th>arc swept in training (rad)</th>"
-       "<th>unseen at L_eval, before scaling</th><th>unseen at L_eval, after scaling</th></tr>\n";
+       "<th>unseen at L_eval, before scaling</th><th>unseen at L_eval, after scaling</th>"
+       "<th>storage floor bf16 (tokens)</th><th>fp16</th><th>fp32</th></tr>\n";
   auto percent = [](double f) { return std::isnan(f) ? std::string("nan") : short_number(100 * f, 3) + "%"; };
   for (const auto& b : r.bands) {
     h += std::string("<tr") + (b.turns_in_training < 1 ? " class=\"unseen\"" : "") + "><td>" +
@@ -896,7 +921,9 @@ std::string report_html(const report_result& r, const write_options& o, const st
          short_number(b.inv_freq, 4) + "</td><td>" + table_number(b.wavelength_unscaled) + "</td><td>" +
          table_number(b.wavelength) + "</td><td>" + table_number(b.turns_in_training) + "</td><td>" +
          table_number(2 * std::numbers::pi * b.turns_in_training) + "</td><td>" +
-         percent(b.unseen_fraction_unscaled) + "</td><td>" + percent(b.unseen_fraction_scaled) + "</td></tr>\n";
+         percent(b.unseen_fraction_unscaled) + "</td><td>" + percent(b.unseen_fraction_scaled) + "</td><td>" +
+         table_number(b.floor_tokens_bfloat16) + "</td><td>" + table_number(b.floor_tokens_float16) + "</td><td>" +
+         table_number(b.floor_tokens_float32) + "</td></tr>\n";
   }
   h += "</table>\n";
 
@@ -939,12 +966,14 @@ std::string implementation_csv(const implementation_series& series) { return err
 std::string bands_csv(const report_result& r) {
   std::string s =
       "band,inv_freq,inv_freq_unscaled,wavelength,wavelength_unscaled,turns_in_training,"
-      "unseen_fraction_unscaled,unseen_fraction_scaled\n";
+      "unseen_fraction_unscaled,unseen_fraction_scaled,floor_tokens_bfloat16,floor_tokens_float16,"
+      "floor_tokens_float32\n";
   for (const auto& b : r.bands) {
     s += std::to_string(b.band) + ',' + exact_number(b.inv_freq) + ',' + exact_number(b.inv_freq_unscaled) + ',' +
          exact_number(b.wavelength) + ',' + exact_number(b.wavelength_unscaled) + ',' +
          exact_number(b.turns_in_training) + ',' + exact_number(b.unseen_fraction_unscaled) + ',' +
-         exact_number(b.unseen_fraction_scaled) + '\n';
+         exact_number(b.unseen_fraction_scaled) + ',' + exact_number(b.floor_tokens_bfloat16) + ',' +
+         exact_number(b.floor_tokens_float16) + ',' + exact_number(b.floor_tokens_float32) + '\n';
   }
   return s;
 }
@@ -995,6 +1024,9 @@ std::string heat_csv(const implementation_series& series) {
 //   timing                 "timing.json" (timing, thread count and the command line vary from run
 //                          to run for the same inputs: they live in that file, so that this one
 //                          is byte-identical for the same inputs and seed, whatever --threads)
+//   storage_floor          [ { dtype, bits, angle_rad (2^-bits), max_tokens, band (the slowest),
+//                              tokens_per_band [2^-bits / theta_i per band] } ] for bfloat16,
+//                          float16, float32 (engine.hpp: storage_floor_rad)
 // Conventions: positions are integers, -1 = never (as in report_data.hpp); a non-finite number
 // is null; "max" ignores NaN points (nan_points counts them) and its position is where the
 // maximum is first reached (-1 and null value when there are no points).
@@ -1063,6 +1095,25 @@ std::string summary_json(const report_result& r, const write_options& o) {
   }
   j["implementations"] = std::move(impls);
   j["timing"] = "timing.json";
+  ojson floors = ojson::array();
+  for (const auto& f : r.storage_floors) {
+    ojson e;
+    e["dtype"] = f.dtype;
+    e["bits"] = f.bits;
+    e["angle_rad"] = f.angle_rad;
+    e["max_tokens"] = finite_or_null(f.max_tokens);
+    e["band"] = f.band;
+    ojson per_band = ojson::array();
+    for (const auto& b : r.bands) {
+      const double v = f.dtype == "bfloat16" ? b.floor_tokens_bfloat16
+                       : f.dtype == "float16" ? b.floor_tokens_float16
+                                              : b.floor_tokens_float32;
+      per_band.push_back(finite_or_null(v));
+    }
+    e["tokens_per_band"] = std::move(per_band);
+    floors.push_back(std::move(e));
+  }
+  j["storage_floor"] = std::move(floors);
   return j.dump(2) + "\n";
 }
 
@@ -1140,8 +1191,12 @@ written_report write_report(const report_result& r, const fs::path& folder, cons
                    std::pair{q.position_threshold_tokens,
                              "threshold " + short_number(q.position_threshold_tokens) + " token"},
                    "A curve above the dashed line no longer tells position p from its neighbours in some "
-                   "band: that is a precision failure that changes effective positions, whatever the dtype.",
-                   "errors"));
+                   "band: that is a precision failure that changes effective positions, whatever the dtype. "
+                   "The grey dash-dotted lines are the storage floors of bf16, fp16 and fp32: a pair stored with "
+                   "d significant bits (8, 11, 24) can be off by 2^-d rad, i.e. 2^-d / theta_i tokens in band i, "
+                   "however exactly it was computed (drawn: the slowest band's; per band in the band table); an "
+                   "error below a dtype's line is one a model keeping q/k in that dtype could not represent anyway.",
+                   "errors", floor_lines(r)));
     add(main_plots,
         field_plot(r, sources, "cos_sin_error", "cos/sin error vs position", "cos_sin_abs",
                    "|cos/sin - af cos/sin(p theta)|, max over bands", std::nullopt,

@@ -40,6 +40,21 @@ struct band_row {
   double turns_in_training = 0;     // L_train theta_unscaled / 2 pi: full turns seen in training
   double unseen_fraction_unscaled = 0;  // share of the arc [0, min(L_eval theta, 2 pi)) past L_train theta, without scaling
   double unseen_fraction_scaled = 0;    // the same at L_eval with the scaled theta
+  // Storage floor (engine.hpp: storage_floor_rad): 2^-d / theta_i, the position resolution in tokens
+  // of a pair stored with d significant bits, however exactly it was computed.
+  double floor_tokens_bfloat16 = 0;     // d = 8
+  double floor_tokens_float16 = 0;      // d = 11
+  double floor_tokens_float32 = 0;      // d = 24
+};
+
+// The storage floor of one dtype over the band table: its angle 2^-d rad and, in tokens, at the
+// slowest band (the largest 2^-d / theta_i), the line the position-error plot draws.
+struct storage_floor {
+  std::string dtype;        // "bfloat16", "float16", "float32"
+  int bits = 0;             // d, significant bits (implicit bit included)
+  double angle_rad = 0;     // 2^-d
+  double max_tokens = 0;    // max over bands of 2^-d / theta_i
+  int band = -1;            // where (the slowest band)
 };
 
 // Where the error of one implementation comes from, at one position, max over bands. The angle
@@ -146,6 +161,7 @@ struct report_result {
   report_request request;
   double attention_factor = 1;
   std::vector<band_row> bands;
+  std::vector<storage_floor> storage_floors;  // bfloat16, float16, float32
   std::vector<implementation_series> series;
   timing time;
   std::string ropecheck_version;
