@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ using namespace ropecheck::report;
 
 constexpr std::uint64_t probe_seed = 0x5eed2026;  // the report's default seed
 
+// Every test here draws its inputs from the probe set of this seed.
+void print_seed() { std::printf("[ropecheck] seed %llu (probe set)\n", static_cast<unsigned long long>(probe_seed)); }
+
 const rope_config& llama3() {
   static const rope_config c = *find_preset("llama3-8b");
   return c;
@@ -38,7 +42,7 @@ const judge::probe_set& llama3_probe() {
 }
 
 TEST(StrategyOutputs, carry_the_probe_and_are_values_of_the_storage_dtype) {
-  std::printf("[ropecheck] seed %llu (probe set)\n", static_cast<unsigned long long>(probe_seed));
+  print_seed();
   const auto& probe = llama3_probe();
   struct expectation {
     const char* name;
@@ -66,6 +70,7 @@ TEST(StrategyOutputs, carry_the_probe_and_are_values_of_the_storage_dtype) {
 }
 
 TEST(StrategyOutputs, position_zero_leaves_the_input_unrotated_and_the_rotation_keeps_the_norm) {
+  print_seed();
   // At p = 0 every strategy's angle is exactly 0 and libm's cos/sin of 0 are 1 and 0: y = x (af 1).
   const auto& probe = llama3_probe();
   ASSERT_EQ(probe.positions.front(), 0);
@@ -92,6 +97,7 @@ TEST(StrategyOutputs, an_unknown_name_or_another_head_dim_is_rejected) {
 }
 
 TEST(JudgeColumn, the_conventions_real_engines_use_pass_or_drift_on_llama3) {
+  print_seed();
   for (const char* name : {"hf_float", "hf_bf16", "fused_bf16", "ggml_float", "direct_double"}) {
     const judge_column j = judge_implementation(name, llama3(), probe_seed);
     EXPECT_TRUE(j.judged);
@@ -104,6 +110,7 @@ TEST(JudgeColumn, the_conventions_real_engines_use_pass_or_drift_on_llama3) {
 }
 
 TEST(JudgeColumn, positions_held_in_bf16_are_named_first) {
+  print_seed();
   const judge_column j = judge_implementation("bf16_positions", llama3(), probe_seed);
   EXPECT_FALSE(j.pass);
   EXPECT_EQ(j.verdict, "positions_low_precision") << j.finding;
@@ -112,6 +119,7 @@ TEST(JudgeColumn, positions_held_in_bf16_are_named_first) {
 }
 
 TEST(JudgeColumn, is_the_same_with_one_and_two_threads) {
+  print_seed();
   for (const char* name : {"hf_bf16", "bf16_positions"}) {
     const judge_column a = judge_implementation(name, llama3(), probe_seed, 1);
     const judge_column b = judge_implementation(name, llama3(), probe_seed, 2);
@@ -123,6 +131,7 @@ TEST(JudgeColumn, is_the_same_with_one_and_two_threads) {
 }
 
 TEST(JudgeColumn, is_the_reports_verdict_and_the_threshold_crossings_stay_figures) {
+  print_seed();
   report_request r;
   r.config_name = "llama3-8b";
   r.config = llama3();
