@@ -45,8 +45,13 @@ report_result synthetic_report() {
     b.wavelength = b.wavelength_unscaled = 2 * M_PI / b.inv_freq;
     b.turns_in_training = 64 * b.inv_freq / (2 * M_PI);
     b.unseen_fraction_unscaled = b.unseen_fraction_scaled = i < 2 ? 0.0 : 0.75;
+    b.floor_tokens_bfloat16 = 0x1p-8 / b.inv_freq;
+    b.floor_tokens_float16 = 0x1p-11 / b.inv_freq;
+    b.floor_tokens_float32 = 0x1p-24 / b.inv_freq;
     r.bands.push_back(b);
   }
+  r.storage_floors = {{"bfloat16", 8, 0x1p-8, 0x1p-8 * 1000, 3}, {"float16", 11, 0x1p-11, 0x1p-11 * 1000, 3},
+                      {"float32", 24, 0x1p-24, 0x1p-24 * 1000, 3}};
   const std::int64_t positions[10] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 256};
 
   implementation_series exact{"exact_double", "double angle, double cos/sin", "double", {}, {}, {}, -1, -1, -1, 3, true};
@@ -85,6 +90,17 @@ report_result synthetic_report() {
     exact.band_position_heat.push_back(ex);
     bf16.band_position_heat.push_back(bf);
   }
+  // The judge's verdict on the second (the first was not judged: its verdict is the thresholds').
+  bf16.judge.judged = true;
+  bf16.judge.verdict = "positions_low_precision";
+  bf16.judge.dtype = "float32";
+  bf16.judge.tokens = 242;
+  bf16.judge.worst_ratio = 364.25;
+  bf16.judge.max_error_ulps = 1.65e7;
+  bf16.judge.tolerance_ulps = 5.6e5;
+  bf16.judge.worst_position = 257;
+  bf16.judge.worst_band = 1;
+  bf16.judge.finding = "positions are held in bfloat16 (8 significant bits): 257 -> 256";
   r.series = {exact, bf16};
   r.time = {1.25, 2.0e7, 5.0e7, 3600, 2, 10, 80};
   r.ropecheck_version = "0.1.0";
@@ -164,7 +180,7 @@ TEST(report_output, the_csv_has_a_header_one_row_per_position_and_round_trip_num
   EXPECT_EQ(line,
             "position,angle_rad,position_tokens,cos_sin_abs,cos_sin_ulps,rotated_relative,score_violation,"
             "source_frequency_rad,source_position_rad,source_product_rad,source_sin_cos,source_cache,"
-            "source_rotation");
+            "source_rotation,magnitude_rel,source_formed_angle_rad");
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 10);
@@ -217,6 +233,55 @@ TEST(report_output, the_html_is_self_contained_with_verdict_rows_and_inline_svg)
   EXPECT_NE(html.find("id='f1_gpPt0'"), std::string::npos);
   EXPECT_NE(html.find(options().command), std::string::npos);
   EXPECT_NE(html.find("MPFR 256 bits"), std::string::npos);
+}
+
+TEST(report_output, the_verdict_column_is_the_judges_class_with_its_figures) {
+  const report_result r = synthetic_report();
+  const std::string j = summary_json(r, options());
+  // Per implementation, "judge" comes last (after "max"), with its keys in the documented order.
+  const std::size_t max_at = j.find("\"max\"", j.find("\"name\": \"bf16_positions\""));
+  std::size_t last = max_at;
+  for (const char* key : {"\"judge\"", "\"judged\": true", "\"verdict\": \"positions_low_precision\"",
+                          "\"pass\": false", "\"dtype\": \"float32\"", "\"tokens\": 242", "\"worst_ratio\": 364.25",
+                          "\"max_error_ulps\"", "\"tolerance_ulps\"", "\"worst_position\": 257", "\"worst_band\": 1",
+                          "\"finding\": \"positions are held in bfloat16"}) {
+    const std::size_t at = j.find(key, last);
+    ASSERT_NE(at, std::string::npos) << key << " missing or out of order in\n" << j;
+    last = at;
+  }
+  EXPECT_NE(j.find("\"judged\": false"), std::string::npos) << "the unjudged implementation says so";
+  write_options o = options();
+  o.plots = false;
+  const fs::path a = fresh_folder("judge_column");
+  write_report(r, a, o);
+  const std::string html = slurp(a / "report.html");
+  EXPECT_NE(html.find("<td class=\"verdict\" title=\"positions are held in bfloat16 (8 significant bits): 257 -&gt; "
+                      "256\">positions_low_precision</td><td class=\"text\">float32</td><td>364 at 257, band 1</td>"),
+            std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"verdict\">PASS</td>"), std::string::npos) << "unjudged: the thresholds' verdict";
+}
+
+TEST(report_output, the_storage_floor_is_in_the_band_table_the_summary_and_the_position_error_plot) {
+  const report_result r = synthetic_report();
+  const std::string bands = bands_csv(r);
+  EXPECT_EQ(bands.substr(0, bands.find('\n')),
+            "band,inv_freq,inv_freq_unscaled,wavelength,wavelength_unscaled,turns_in_training,"
+            "unseen_fraction_unscaled,unseen_fraction_scaled,floor_tokens_bfloat16,floor_tokens_float16,"
+            "floor_tokens_float32");
+  EXPECT_NE(bands.find(",3.90625,0.48828125,5.9604644775390625e-05\n"), std::string::npos) << bands;  // band 3, 10^-3
+  const std::string j = summary_json(r, options());
+  const std::size_t at = j.find("\"storage_floor\"", j.find("\"timing\": \"timing.json\""));
+  ASSERT_NE(at, std::string::npos) << "storage_floor comes after timing (new keys at the end)\n" << j;
+  EXPECT_NE(j.find("\"dtype\": \"bfloat16\",\n      \"bits\": 8,\n      \"angle_rad\": 0.00390625,\n      "
+                   "\"max_tokens\": 3.90625,\n      \"band\": 3", at), std::string::npos) << j;
+  const fs::path a = fresh_folder("floors");
+  write_report(r, a, options());
+  const std::string gp = slurp(a / "plots/position_error.gp");
+  for (const char* line : {"3.90625 with lines dt 4", "'bf16 floor 3.91 tok'", "'fp16 floor 0.488 tok'",
+                           "'fp32 floor 5.96e-05 tok'"})
+    EXPECT_NE(gp.find(line), std::string::npos) << line << " not in\n" << gp;
+  EXPECT_EQ(slurp(a / "plots/angle_error.gp").find(" floor "), std::string::npos) << "floors are in tokens";
+  EXPECT_NE(slurp(a / "report.html").find("<th>storage floor bf16 (tokens)</th>"), std::string::npos);
 }
 
 TEST(report_output, a_missing_gnuplot_is_a_clear_error_after_the_data_are_written) {

@@ -188,8 +188,10 @@ void print_summary(const report::report_result& r, const report::written_report&
   std::printf("positions 0..%lld%s, reference %s\n\n", static_cast<long long>(q.max_position),
               q.exhaustive ? " (every position)" : " (dense to 1023, log-spaced beyond, dense at regime edges)",
               r.reference_precision.c_str());
-  std::printf("%-22s %-6s %12s %12s %14s %16s %16s %16s\n", "implementation", "passes", "max angle", "max tokens",
-              "max cos/sin", "first >thr rad", "first >=0.5 tok", "first p~p+1");
+  // The verdict is the judge's (pass, drift, or the bug class it names) on the implementation's outputs
+  // for the probe set, with its worst error / allowance; the rest are the sweep's figures (applied angle).
+  std::printf("%-20s %-24s %-9s %10s %11s %11s %11s %14s %15s %12s\n", "implementation", "verdict (judge)", "dtype",
+              "err/allow", "max angle", "max tokens", "max cos/sin", "first >thr rad", "first >=thr tok", "first p~p+1");
   for (const auto& s : r.series) {
     double angle = 0, tokens = 0, cs = 0;
     for (const auto& p : s.points) {
@@ -197,7 +199,9 @@ void print_summary(const report::report_result& r, const report::written_report&
       tokens = std::max(tokens, p.position_tokens);
       cs = std::max(cs, p.cos_sin_abs);
     }
-    std::printf("%-22s %-6s %12.3e %12.3e %14.3e %16s %16s %16s\n", s.name.c_str(), s.passes ? "yes" : "NO", angle, tokens,
+    const std::string verdict = s.judge.judged ? s.judge.verdict : (s.passes ? "pass (thresholds)" : "FAIL (thresholds)");
+    std::printf("%-20s %-24s %-9s %10.3g %11.3e %11.3e %11.3e %14s %15s %12s\n", s.name.c_str(), verdict.c_str(),
+                s.judge.judged ? s.judge.dtype.c_str() : "-", s.judge.worst_ratio, angle, tokens,
                 cs, show_position(s.first_angle_over_threshold).c_str(),
                 show_position(s.first_position_error_over_threshold).c_str(),
                 show_position(s.first_adjacent_positions_equal).c_str());
@@ -430,6 +434,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rep->add_option("--out", out, "output folder")->capture_default_str();
   rep->add_flag("--no-plots", no_plots, "write CSV/JSON and an HTML without plots (no gnuplot needed)");
+  bool no_judge = false;
+  rep->add_flag("--no-judge", no_judge,
+                "skip the judge's verdict per implementation (the verdict is then: no threshold crossed)");
 
   audit_flags af;
   aud->add_option("dump", af.dump, "a .safetensors file or a directory of .npy files: positions, x, y [, cos, sin, inv_freq]");
@@ -494,6 +501,7 @@ int main(int argc, char** argv) {
     req.config = cfg;
     if (req.max_position == 0) req.max_position = std::max<std::int64_t>(cfg.max_position_embeddings, std::int64_t{1} << 17);
     req.implementations = impls;
+    req.judge = !no_judge;
 
     progress_bar bar("report");
     const auto result = report::run_report(req, [&bar](std::int64_t d, std::int64_t t) { bar(d, t); });

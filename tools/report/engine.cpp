@@ -1,9 +1,9 @@
-// tools/report/engine.cpp — see engine.hpp for the contract of every figure computed here.
+// tools/report/engine.cpp — see engine.hpp for the contract of every figure computed here. The
+// per-implementation measurement is measure.hpp; the implementations are registry.cpp.
 #include "engine.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -17,15 +17,14 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <type_traits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "ropecheck/angle.hpp"
-#include "ropecheck/error.hpp"
+#include "measure.hpp"
+#include "registry.hpp"
+#include "strategy_outputs.hpp"
 #include "ropecheck/reference/reference.hpp"
-#include "ropecheck/rope.hpp"
-#include "ropecheck/scalar.hpp"
 
 #ifndef ROPECHECK_VERSION
 #define ROPECHECK_VERSION "unknown"
@@ -34,64 +33,17 @@
 namespace ropecheck::report {
 namespace {
 
-using reference::dd;
-using reference::rope_reference;
+using namespace detail;
 using clock_type = std::chrono::steady_clock;
-
-constexpr long double infinity = std::numeric_limits<long double>::infinity();
-constexpr long double pi_ld = std::numbers::pi_v<long double>;
-constexpr long double two_pi_ld = 2.0L * std::numbers::pi_v<long double>;
 constexpr int reference_bits = 256;
-
-// |x|, with NaN read as an infinite error: every maximum below is then an ordinary maximum, the
-// same in any order.
-[[nodiscard]] long double magnitude(long double x) { return std::isnan(x) ? infinity : std::fabs(x); }
+// Significant bits of the storage floors (engine.hpp's storage_floor_rad), from the scalar traits.
+constexpr int bf16_bits = scalar_traits<bfloat16>::digits, fp16_bits = scalar_traits<float16>::digits,
+              fp32_bits = scalar_traits<float>::digits;
+static_assert(bf16_bits == 8 && fp16_bits == 11 && fp32_bits == 24);
 
 [[nodiscard]] double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
-
-// ---------------------------------------------------------------------------------------------
-// The reference at one position, shared by every implementation.
-struct reference_band {
-  dd angle;  // p theta
-  dd cos;    // af cos(p theta)
-  dd sin;    // af sin(p theta)
-};
-
-[[nodiscard]] dd split(long double v) {
-  const auto hi = static_cast<double>(v);
-  return {hi, static_cast<double>(v - static_cast<long double>(hi))};
-}
-
-// ropecheck::ulp_of<T>(hi + lo) for a double-double reference, without long double arithmetic:
-// the exponent read from hi's bits, one less when hi is a power of two and lo points inwards.
-// (Bitwise the same spacing; report_engine_test compares the resulting ulps with ulp_error.)
-template <class T>
-[[nodiscard]] double ulp_at(double hi, double lo) {
-  constexpr int digits = scalar_traits<T>::digits;
-  constexpr int min_exp = std::numeric_limits<T>::min_exponent - 1;
-  const auto bits = std::bit_cast<std::uint64_t>(hi);
-  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
-  int e = biased == 0 ? min_exp : biased - 1023;  // zero and subnormal doubles are below any T's normals
-  if ((bits & 0xfffffffffffffULL) == 0 && biased != 0 && lo != 0.0 && std::signbit(lo) != std::signbit(hi)) --e;
-  e = std::max(e, min_exp);
-  return std::bit_cast<double>(static_cast<std::uint64_t>(e - digits + 1 + 1023) << 52);  // 2^(e - digits + 1), normal
-}
-
-// What every implementation is handed for one position. `halo` positions (the one before each
-// segment) are evaluated only so that the first position of the segment has a predecessor.
-struct position_context {
-  std::int64_t pos = 0;
-  bool halo = false;
-  const reference_band* ref = nullptr;  // per band; null for a halo
-  const double* q = nullptr;            // head_dim values, multiples of 1/128
-  const double* k = nullptr;
-  const long double* y_exact = nullptr;  // af R(p) q, exactly (to long double)
-  const double* y_exact_d = nullptr;     // the same rounded to double
-  long double q_norm = 0;
-  long double qk_abs = 0;               // sum |q_j k_j|
-};
 
 // A head vector seeded from (seed, position) only, so that no result depends on who computes it.
 // Entries are int8 / 128: exact in bf16, fp16 and everything wider.
@@ -113,382 +65,6 @@ void seeded_head_vectors(std::uint64_t seed, std::int64_t pos, std::span<double>
   };
   fill(q);
   fill(k);
-}
-
-// cos d and sin d for an angle error d in [-pi, pi]: a Taylor series up to |d| <= 1/4 (terms to
-// d^17 / 17! and d^16 / 16!: truncation < 0.25^18 / 18! < 2^-88 relative to the result), libm's
-// functions in M above (gross errors only). Angle errors of fp32 strategies stay below 1/4 up to
-// positions ~2^22, so the common case never calls libm.
-// (Reciprocals of the factorial steps rounded in M: 2^-60 relative on terms below 2^-4.)
-template <class M>
-inline void cos_sin_of_error(M d, M& c, M& s) {
-  if (std::fabs(d) <= M(0x1p-12)) {  // the common case: terms to d^7 / 7!, d^6 / 6! (truncation < 2^-106)
-    const M d2 = d * d;
-    s = d * (M(1) - d2 * (M(1) / 6) * (M(1) - d2 * (M(1) / 20) * (M(1) - d2 * (M(1) / 42))));
-    c = M(1) - d2 * M(0.5) * (M(1) - d2 * (M(1) / 12) * (M(1) - d2 * (M(1) / 30)));
-  } else if (std::fabs(d) <= M(0.25)) {
-    const M d2 = d * d;
-    M ts = M(1) - d2 * (M(1) / 272);  // 16 * 17
-    ts = M(1) - d2 * (M(1) / 210) * ts;
-    ts = M(1) - d2 * (M(1) / 156) * ts;
-    ts = M(1) - d2 * (M(1) / 110) * ts;
-    ts = M(1) - d2 * (M(1) / 72) * ts;
-    ts = M(1) - d2 * (M(1) / 42) * ts;
-    ts = M(1) - d2 * (M(1) / 20) * ts;
-    s = d * (M(1) - d2 * (M(1) / 6) * ts);
-    M tc = M(1) - d2 * (M(1) / 240);  // 15 * 16
-    tc = M(1) - d2 * (M(1) / 182) * tc;
-    tc = M(1) - d2 * (M(1) / 132) * tc;
-    tc = M(1) - d2 * (M(1) / 90) * tc;
-    tc = M(1) - d2 * (M(1) / 56) * tc;
-    tc = M(1) - d2 * (M(1) / 30) * tc;
-    tc = M(1) - d2 * (M(1) / 12) * tc;
-    c = M(1) - d2 * M(0.5) * tc;
-  } else {
-    c = std::cos(d);
-    s = std::sin(d);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// One implementation under test, type-erased.
-struct step_output {
-  position_errors errors;
-  bool equal_to_previous = false;  // angle(p - 1) == angle(p) in some band
-};
-
-struct segment_state {
-  virtual ~segment_state() = default;
-};
-
-class runner {
- public:
-  virtual ~runner() = default;
-  [[nodiscard]] virtual std::unique_ptr<segment_state> new_state() const = 0;
-  [[nodiscard]] virtual bool measures_in_long_double() const = 0;  // reads position_context::y_exact
-  // Halo: only remembers the position's cos/sin and angles. Otherwise fills `out` and raises
-  // band_max[b] to this position's angle error in band b.
-  virtual void step(const position_context& ctx, segment_state& state, step_output& out,
-                    std::span<double> band_max) const = 0;
-};
-
-template <class V>
-struct table_source {
-  const cos_sin_pair<V>* table;
-  [[nodiscard]] cos_sin_pair<V> cos_sin(std::int64_t, int band) const { return table[band]; }
-};
-
-// A value known to be one of V's, held in M, back as V (no rounding, no long double on the way).
-template <class V, class M>
-[[nodiscard]] V exact_as(M x) {
-  if constexpr (std::is_floating_point_v<V>) return static_cast<V>(x);
-  else if constexpr (is_16bit_float_v<V>) return V(static_cast<float>(x));
-  else return scalar_traits<V>::narrow(static_cast<long double>(x));
-}
-
-// Every band's trace at one position: strategies that form all bands together (ggml's chain)
-// provide trace_bands.
-template <class S>
-void trace_all(const S& s, std::int64_t pos, std::span<angle_trace> out) {
-  if constexpr (requires { s.trace_bands(pos, out); }) {
-    s.trace_bands(pos, out);
-  } else {
-    for (std::size_t b = 0; b < out.size(); ++b) out[b] = s.trace(pos, static_cast<int>(b));
-  }
-}
-
-template <class S, class Compute, class Storage>
-class typed_runner final : public runner {
-  using V = typename S::value_type;
-  using vt = scalar_traits<V>;
-  using st = scalar_traits<Storage>;
-
- public:
-  typed_runner(S strategy, const rope_reference& ref)
-      : s_(std::move(strategy)), g_(rope_geometry::of(ref.config())), bands_(ref.bands()),
-        af_(ref.attention_factor().value()) {
-    if (s_.bands() != bands_) throw std::logic_error("report: strategy and reference disagree on bands");
-    theta_.resize(static_cast<std::size_t>(bands_));
-    minus_one_.resize(static_cast<std::size_t>(bands_));
-    std::vector<angle_trace> tr(static_cast<std::size_t>(bands_));
-    trace_all(s_, -1, tr);
-    for (int b = 0; b < bands_; ++b) {
-      const auto i = static_cast<std::size_t>(b);
-      theta_[i] = ref.inv_freq(b);
-      theta_m_.push_back(static_cast<M>(theta_[i].value()));
-      minus_one_[i] = {vt::narrow(tr[i].cos_final), vt::narrow(tr[i].sin_final)};
-    }
-  }
-
-  // The arithmetic of the measurement: double when the strategy's values have <= 24 significand
-  // bits (its errors are >= 2^-24 relative and every value it forms is exact in double; measured
-  // to ~2^-53), long double otherwise (double, long double implementations).
-  using M = std::conditional_t<(scalar_traits<V>::digits <= 24), double, long double>;
-
-  struct state final : segment_state {
-    explicit state(int bands, int head_dim)
-        : formed(static_cast<std::size_t>(bands)), cur(static_cast<std::size_t>(bands)),
-          prev(static_cast<std::size_t>(bands)), prev_angle(static_cast<std::size_t>(bands)),
-          qs(static_cast<std::size_t>(head_dim)), ks(qs.size()), yq(qs.size()), yk(qs.size()), ykr(qs.size()) {}
-    std::vector<float> formed;  // fill_angles, for strategies that form all bands together
-    std::vector<cos_sin_pair<V>> cur, prev;
-    std::vector<M> prev_angle;
-    bool has_prev = false;
-    std::vector<Storage> qs, ks, yq, yk, ykr;
-  };
-
-  [[nodiscard]] std::unique_ptr<segment_state> new_state() const override {
-    return std::make_unique<state>(bands_, g_.head_dim);
-  }
-  [[nodiscard]] bool measures_in_long_double() const override { return std::is_same_v<M, long double>; }
-
-  // Maxima over bands at one position.
-  struct band_maxima {
-    M angle = 0, tokens = 0, cs_abs = 0, cs_ulps = 0;
-    M freq = 0, pos = 0, prod = 0, sincos = 0, cache = 0;
-  };
-
-  // Trace and measure band by band in one pass (the trace inlined, so that the compiler keeps a
-  // float strategy's values in registers instead of round-tripping them through long double memory).
-  void step(const position_context& ctx, segment_state& base, step_output& out,
-            std::span<double> band_max) const override {
-    auto& sv = static_cast<state&>(base);
-    constexpr bool forms_all_bands = requires(const S& s, std::int64_t p, std::span<float> o) {
-      s.fill_angles(p, o);
-      s.trace_at(p, 0, 0.0f);
-    };
-    if constexpr (forms_all_bands) s_.fill_angles(ctx.pos, sv.formed);
-    bool equal = false;
-    band_maxima mx;
-    for (int band = 0; band < bands_; ++band) {
-      const auto b = static_cast<std::size_t>(band);
-      basic_angle_trace<M> t;
-      if constexpr (forms_all_bands) t = s_.template trace_at<M>(ctx.pos, band, sv.formed[b]);
-      else t = s_.template trace<M>(ctx.pos, band);
-      sv.cur[b] = {exact_as<V>(t.cos_final), exact_as<V>(t.sin_final)};  // exact: they are V's values
-      const auto angle = static_cast<M>(t.angle);
-      if (sv.has_prev && angle == sv.prev_angle[b]) equal = true;
-      sv.prev_angle[b] = angle;
-      if (!ctx.halo) measure_band(ctx, band, t, sv, mx, band_max);
-    }
-    if (!ctx.halo) {
-      out.equal_to_previous = equal;
-      measure_rotations(ctx, sv, mx, out.errors);
-    }
-    std::swap(sv.cur, sv.prev);  // prev now holds this position's cos/sin
-    sv.has_prev = true;
-  }
-
- private:
-  void measure_band(const position_context& ctx, int band, const basic_angle_trace<M>& t, const state& sv, band_maxima& mx,
-                    std::span<double> band_max) const {
-    constexpr M inf_m = std::numeric_limits<M>::infinity();
-    constexpr M pi_m = std::numbers::pi_v<M>;
-    auto mag = [](M x) { return std::isnan(x) ? std::numeric_limits<M>::infinity() : std::fabs(x); };
-    const auto p = static_cast<M>(ctx.pos);
-    const auto b = static_cast<std::size_t>(band);
-    const reference_band& r = ctx.ref[b];
-    const auto angle = static_cast<M>(t.angle), f_used = static_cast<M>(t.inv_freq_used);
-    const auto p_used = static_cast<M>(t.position_used);
-    const auto cf = static_cast<M>(t.cos_final), sf = static_cast<M>(t.sin_final);
-    const auto cr = static_cast<M>(t.cos_raw), sr = static_cast<M>(t.sin_raw);
-    // Angle error, reduced to (-pi, pi]. angle - hi is exact when the two are within a factor
-    // 2 of each other (Sterbenz); subtracting lo rounds once, relative to the error itself.
-    M d = inf_m;
-    if (std::isfinite(angle)) {
-      d = (angle - M(r.angle.hi)) - M(r.angle.lo);
-      if (std::fabs(d) > pi_m) {  // gross errors only: reduce in long double (2 pi to 2^-64)
-        long double dl = (t.angle - static_cast<long double>(r.angle.hi)) - static_cast<long double>(r.angle.lo);
-        dl = std::remainder(dl, two_pi_ld);
-        if (dl <= -pi_ld) dl += two_pi_ld;
-        d = static_cast<M>(dl);
-      }
-    }
-    const M ad = mag(d);
-    band_max[b] = std::max(band_max[b], static_cast<double>(ad));
-    mx.angle = std::max(mx.angle, ad);
-    mx.tokens = std::max(mx.tokens, ad / theta_m_[b]);
-    // cos/sin against af cos(p theta), af sin(p theta), absolute and in ulps of V.
-    const M dc = mag((cf - M(r.cos.hi)) - M(r.cos.lo)), ds = mag((sf - M(r.sin.hi)) - M(r.sin.lo));
-    mx.cs_abs = std::max(mx.cs_abs, std::max(dc, ds));
-    if constexpr (std::is_same_v<M, double>) {
-      mx.cs_ulps = std::max(mx.cs_ulps, std::max(dc / ulp_at<V>(r.cos.hi, r.cos.lo), ds / ulp_at<V>(r.sin.hi, r.sin.lo)));
-    } else {
-      mx.cs_ulps = std::max(mx.cs_ulps, std::max(ulp_error<V>(sv.cur[b].cos, r.cos.hi, r.cos.lo),
-                                                 ulp_error<V>(sv.cur[b].sin, r.sin.hi, r.sin.lo)));
-    }
-    // Sources. frequency: p (f_used - theta), theta's double-double subtracted in two steps.
-    mx.freq = std::max(mx.freq, mag(p * ((f_used - M(theta_[b].hi)) - M(theta_[b].lo))));
-    mx.pos = std::max(mx.pos, mag((p_used - p) * f_used));
-    mx.prod = std::max(mx.prod, mag(angle - p_used * f_used));
-    // af cos(angle formed) = af cos(phi + d) = af cos phi cos d - af sin phi sin d.
-    if (std::isfinite(d)) {
-      M cd, sd;
-      cos_sin_of_error(d, cd, sd);
-      const M rc = M(r.cos.hi) + M(r.cos.lo), rs = M(r.sin.hi) + M(r.sin.lo);
-      mx.sincos = std::max(mx.sincos, std::max(mag(cr - (rc * cd - rs * sd)), mag(sr - (rs * cd + rc * sd))));
-    } else {
-      mx.sincos = inf_m;
-    }
-    mx.cache = std::max(mx.cache, std::max(mag(cf - cr), mag(sf - sr)));
-  }
-
-  void measure_rotations(const position_context& ctx, state& sv, const band_maxima& mx, position_errors& e) const {
-    auto mag = [](M x) { return std::isnan(x) ? std::numeric_limits<M>::infinity() : std::fabs(x); };
-    // Rotations: q at p, k at p - 1 (the previous position's cos/sin), k at -1.
-    const auto hd = static_cast<std::size_t>(g_.head_dim);
-    for (std::size_t j = 0; j < hd; ++j) {
-      sv.qs[j] = st::narrow(ctx.q[j]);  // exact: multiples of 1/128 in [-1, 1)
-      sv.ks[j] = st::narrow(ctx.k[j]);
-    }
-    rotate_heads<Compute, Storage>(std::span<const Storage>(sv.qs), std::span<Storage>(sv.yq), 1, g_, ctx.pos,
-                                   table_source<V>{sv.cur.data()});
-    rotate_heads<Compute, Storage>(std::span<const Storage>(sv.ks), std::span<Storage>(sv.yk), 1, g_, ctx.pos - 1,
-                                   table_source<V>{sv.prev.data()});
-    rotate_heads<Compute, Storage>(std::span<const Storage>(sv.ks), std::span<Storage>(sv.ykr), 1, g_, -1,
-                                   table_source<V>{minus_one_.data()});
-    const M* y_exact = nullptr;
-    if constexpr (std::is_same_v<M, double>) y_exact = ctx.y_exact_d;
-    else y_exact = ctx.y_exact;
-    M err2 = 0, ref2 = 0, arith2 = 0, lhs = 0, rhs = 0;
-    for (std::size_t j = 0; j < hd; ++j) {
-      const auto y = static_cast<M>(st::widen(sv.yq[j]));
-      err2 += (y - y_exact[j]) * (y - y_exact[j]);
-      ref2 += y_exact[j] * y_exact[j];
-      lhs += y * static_cast<M>(st::widen(sv.yk[j]));
-      rhs += static_cast<M>(ctx.q[j]) * static_cast<M>(st::widen(sv.ykr[j]));
-    }
-    // The rotation's own arithmetic: y against R~ q with the final cos/sin taken exactly (products
-    // of an 8-bit input and a cos/sin of <= 24 bits are exact in double, of <= 53 in long double).
-    for (int band = 0; band < bands_; ++band) {
-      const auto [ia, ib] = g_.pair_of(band);
-      const auto a = static_cast<std::size_t>(ia), bb = static_cast<std::size_t>(ib);
-      const auto c = static_cast<M>(vt::widen(sv.cur[static_cast<std::size_t>(band)].cos));
-      const auto s = static_cast<M>(vt::widen(sv.cur[static_cast<std::size_t>(band)].sin));
-      const M qa = ctx.q[a], qb = ctx.q[bb];
-      const M da = static_cast<M>(st::widen(sv.yq[a])) - (qa * c - qb * s);
-      const M db = static_cast<M>(st::widen(sv.yq[bb])) - (qa * s + qb * c);
-      arith2 += da * da + db * db;
-    }
-    for (std::size_t j = static_cast<std::size_t>(g_.rotary_dim); j < hd; ++j) {
-      const M dj = static_cast<M>(st::widen(sv.yq[j])) - M(ctx.q[j]);
-      arith2 += dj * dj;
-    }
-    const auto af = static_cast<M>(af_);
-    const auto qn = static_cast<M>(ctx.q_norm), qk = static_cast<M>(ctx.qk_abs);
-
-    e.position = ctx.pos;
-    e.angle_rad = static_cast<double>(mx.angle);
-    e.position_tokens = static_cast<double>(mx.tokens);
-    e.cos_sin_abs = static_cast<double>(mx.cs_abs);
-    e.cos_sin_ulps = static_cast<double>(mx.cs_ulps);
-    e.rotated_relative = static_cast<double>(mag(ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2)));
-    e.score_violation = static_cast<double>(mag(qk > 0 ? (lhs - af * rhs) / qk : lhs - af * rhs));
-    e.sources.frequency_rad = static_cast<double>(mx.freq);
-    e.sources.position_rad = static_cast<double>(mx.pos);
-    e.sources.product_rad = static_cast<double>(mx.prod);
-    e.sources.sin_cos = static_cast<double>(mx.sincos);
-    e.sources.cache = static_cast<double>(mx.cache);
-    e.sources.rotation = static_cast<double>(mag(qn > 0 ? std::sqrt(arith2) / qn : std::sqrt(arith2)));
-  }
-
-  S s_;
-  rope_geometry g_;
-  int bands_;
-  long double af_;
-  std::vector<dd> theta_;                   // the reference's theta_i
-  std::vector<M> theta_m_;                  // the same in M
-  std::vector<cos_sin_pair<V>> minus_one_;  // the strategy's cos/sin at position -1
-};
-
-// ---------------------------------------------------------------------------------------------
-// The registry.
-struct registry_entry {
-  implementation_info info;
-  std::unique_ptr<runner> (*make)(const rope_config&, std::int64_t seq_len, const rope_reference&);
-};
-
-template <class Compute, class Storage, class S>
-std::unique_ptr<runner> make_runner(S s, const rope_reference& ref) {
-  return std::make_unique<typed_runner<S, Compute, Storage>>(std::move(s), ref);
-}
-
-const std::vector<registry_entry>& registry() {
-  static const std::vector<registry_entry> entries = [] {
-    std::vector<registry_entry> r;
-    auto add = [&r](std::string name, std::string description, std::string dtype, bool dflt, auto make) {
-      r.push_back({{std::move(name), std::move(description), std::move(dtype), dflt}, make});
-    };
-    add("hf_float", "HF transformers in fp32: torch's fp32 inv_freq, float(position) * inv_freq, cos/sin, fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(hf_angle<float>(c, n), ref);
-        });
-    add("hf_bf16", "HF transformers, bf16 model: fp32 angle and cos/sin cast to bf16, eager bf16 rotation",
-        "bfloat16", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<bfloat16, bfloat16>(hf_angle<bfloat16>(c, n), ref);
-        });
-    add("fused_bf16", "fused kernel: bf16 q/k in memory, HF fp32 angle and cos/sin, fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, bfloat16>(hf_angle<float>(c, n), ref);
-        });
-    add("direct_float16", "everything in fp16: inv_freq, position, angle, cos/sin and rotation",
-        "float16", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float16, float16>(direct_angle<float16>(c, n), ref);
-        });
-    add("direct_float", "hand-written fp32 kernel: fp32 inv_freq, fp32 position * inv_freq, cosf/sinf, fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(direct_angle<float>(c, n), ref);
-        });
-    add("direct_double", "everything in double", "double", true,
-        [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<double, double>(direct_angle<double>(c, n), ref);
-        });
-    add("ggml_float", "ggml/llama.cpp: theta by repeated fp32 products theta *= powf(base, -2/d), cosf/sinf, fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(ggml_angle(c, n), ref);
-        });
-    add("bf16_positions", "position ids held in bf16 before an fp32 angle (the bf16-positions bug), fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(storage_positions<bfloat16, float>(c, n), ref);
-        });
-    add("cos_sin_cache_bf16", "HF fp32 cos/sin stored in a bf16 cache, fp32 rotation (the bf16-cache bug)",
-        "bfloat16", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(cached<bfloat16, hf_angle<float>>(hf_angle<float>(c, n)), ref);
-        });
-    add("fast_sincos", "fp32 angle, fast parabola sin/cos with |error| <= 1.1e-3 (the fast-math class), fp32 rotation",
-        "float", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float, float>(fast_sincos_angle(c, n), ref);
-        });
-    add("eager_bf16", "eager bf16 throughout: bf16 inv_freq, positions, angle, cos/sin and rotation",
-        "bfloat16", true, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<bfloat16, bfloat16>(direct_angle<bfloat16>(c, n), ref);
-        });
-    add("hf_float16", "HF transformers, fp16 model: fp32 angle and cos/sin cast to fp16, eager fp16 rotation",
-        "float16", false, [](const rope_config& c, std::int64_t n, const rope_reference& ref) {
-          return make_runner<float16, float16>(hf_angle<float16>(c, n), ref);
-        });
-    return r;
-  }();
-  return entries;
-}
-
-std::vector<const registry_entry*> select_implementations(const std::vector<std::string>& names) {
-  std::vector<const registry_entry*> out;
-  if (names.empty()) {
-    for (const auto& e : registry())
-      if (e.info.in_default_set) out.push_back(&e);
-    return out;
-  }
-  for (const auto& n : names) {
-    const auto it = std::find_if(registry().begin(), registry().end(), [&](const auto& e) { return e.info.name == n; });
-    if (it == registry().end()) {
-      std::string known;
-      for (const auto& e : registry()) known += (known.empty() ? "" : ", ") + e.info.name;
-      throw std::invalid_argument("report: unknown implementation '" + n + "' (known: " + known + ")");
-    }
-    if (std::find(out.begin(), out.end(), &*it) == out.end()) out.push_back(&*it);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -778,12 +354,6 @@ reference_speed measure_reference(const rope_reference& ref, std::int64_t max_po
 
 // ---------------------------------------------------------------------------------------------
 
-std::vector<implementation_info> known_implementations() {
-  std::vector<implementation_info> out;
-  for (const auto& e : registry()) out.push_back(e.info);
-  return out;
-}
-
 std::vector<std::int64_t> sweep_positions(std::int64_t max_position) {
   std::vector<std::int64_t> p;
   for (std::int64_t i = 0; i <= std::min<std::int64_t>(1023, max_position); ++i) p.push_back(i);
@@ -842,9 +412,28 @@ std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len, s
     r.turns_in_training = static_cast<double>(L_train * thu / two_pi);
     r.unseen_fraction_unscaled = unseen(thu, thu);
     r.unseen_fraction_scaled = unseen(th, thu);
+    r.floor_tokens_bfloat16 = static_cast<double>(static_cast<long double>(storage_floor_rad(bf16_bits)) / th);
+    r.floor_tokens_float16 = static_cast<double>(static_cast<long double>(storage_floor_rad(fp16_bits)) / th);
+    r.floor_tokens_float32 = static_cast<double>(static_cast<long double>(storage_floor_rad(fp32_bits)) / th);
     rows.push_back(r);
   }
   return rows;
+}
+
+std::vector<storage_floor> storage_floors(const std::vector<band_row>& bands) {
+  std::vector<storage_floor> out;
+  for (const auto& [name, bits, field] : {std::tuple{"bfloat16", bf16_bits, &band_row::floor_tokens_bfloat16},
+                                          std::tuple{"float16", fp16_bits, &band_row::floor_tokens_float16},
+                                          std::tuple{"float32", fp32_bits, &band_row::floor_tokens_float32}}) {
+    storage_floor f{name, bits, storage_floor_rad(bits), 0, -1};
+    for (const auto& b : bands)
+      if (f.band < 0 || b.*field > f.max_tokens) {
+        f.max_tokens = b.*field;
+        f.band = b.band;
+      }
+    out.push_back(f);
+  }
+  return out;
 }
 
 report_result run_report(const report_request& request, progress_callback progress) {
@@ -865,6 +454,7 @@ report_result run_report(const report_request& request, progress_callback progre
   const rope_reference ref(req.config, seq_len, reference_bits);
   result.attention_factor = static_cast<double>(ref.attention_factor().value());
   result.bands = band_table(req.config, seq_len, req.train_length, req.eval_length);
+  result.storage_floors = storage_floors(result.bands);
   result.ropecheck_version = ROPECHECK_VERSION;
   result.reference_precision = "MPFR " + std::to_string(ref.precision_bits()) +
                                " bits (fast path: 64.192 fixed point + double-double)";
@@ -937,6 +527,15 @@ report_result run_report(const report_request& request, progress_callback progre
     result.series.push_back(std::move(s));
   }
   partials.clear();
+
+  // The verdict: the judge's, on each implementation driven on the probe set (the crossings above
+  // stay as figures).
+  if (req.judge) {
+    for (auto& s : result.series) {
+      s.judge = judge_implementation(s.name, req.config, req.seed, req.threads);
+      s.passes = s.judge.pass;
+    }
+  }
 
   const reference_speed speed = measure_reference(ref, req.max_position, req.threads);
   timing& t = result.time;

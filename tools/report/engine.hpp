@@ -17,23 +17,39 @@
 // (infinities kept). Verdicts and the heat map always use every position evaluated.
 //
 // Per (position, band) and implementation (maxima over bands reported per position):
-//   angle_rad        (angle - p theta) reduced to (-pi, pi], formed from the reference's
-//                    double-double p theta (relative 2^-102): within 2^-52 |error| + 2^-70 of
-//                    reference::angle_error (MPFR), checked in report_engine_test; a non-finite
-//                    angle counts as an infinite error. Measurements run in double for
+//   angle_rad        the APPLIED angle's error: the angle of the (c, s) = (cos_final, sin_final)
+//                    the implementation feeds its rotation (after every cast and cache) against
+//                    p theta, taken as the angle of (c + i s) conj(af cos(p theta) + i af sin(p theta))
+//                    (reduced to (-pi, pi] by construction; measure.hpp's angle_of): products and
+//                    the quotient round at 2^-53 in double, so within ~2^-50 rad of the MPFR
+//                    angle_error of atan2(s, c) (checked in report_engine_test). A non-finite or
+//                    zero pair counts as an infinite error. Measurements run in double for
 //                    implementations whose values have <= 24 significand bits (their errors are
-//                    >= 2^-24 relative), in long double for the double ones; reductions of gross
-//                    errors (> pi) always in long double
-//   position_tokens  |angle error| / theta_i
+//                    >= 2^-24 relative), in long double for the double ones
+//   magnitude_rel    |hypot(c, s) - af| / af
+//   position_tokens  |applied angle error| / theta_i
+//   sources.formed_angle_rad  (angle formed - p theta) reduced to (-pi, pi], formed from the
+//                    reference's double-double p theta (relative 2^-102): within 2^-52 |error| +
+//                    2^-70 of reference::angle_error (MPFR); reductions of gross errors (> pi) in
+//                    long double. This was the report's angle error before it measured the rotation
+//                    applied: a fast sin/cos or a bf16 cache forms hf_float's angles and applies others
 //   cos_sin_abs/ulps against af cos(p theta), af sin(p theta); ulps of the implementation's dtype
 //   rotated_relative |y - y*| / |y*|: rotate_heads with the implementation's own cos/sin on a head
 //                    vector seeded from (seed, position), y* the exact rotation (reference cos/sin,
 //                    long double); inputs are multiples of 1/128 in [-1, 1), exact in every dtype
 //   score_violation  |<R(m)q, R(m-1)k> - af <q, R(-1)k>| / sum |q_j k_j|, all three rotations by
 //                    the implementation (the relative-offset identity in its own terms)
+//   verdicts         first_angle_over_threshold, first_position_error_over_threshold and
+//                    first_adjacent_positions_equal (the pairs at p and p + 1 parallel: cross
+//                    product 0, dot > 0) all from the applied angle; the heat map too
 //   sources          from the strategy's trace(): see report_data.hpp; sin_cos compares cos_raw with
 //                    af cos(angle formed), evaluated as af (cos phi cos d - sin phi sin d) with the
 //                    reference's cos/sin of phi and d the angle error (|error| <= 2^-62)
+// Verdict (report_request::judge, on by default): each implementation's judge_column
+//                    (strategy_outputs.hpp: driven on judge::make_probe(config, seed), judged by
+//                    ropecheck::audit::audit against exact mathematics); `passes` is then the
+//                    judge's pass, and the threshold crossings are figures beside it. Without the
+//                    judge, `passes` = no threshold crossed.
 // Threads: segments of consecutive positions are handed out dynamically; each writes its own
 // slots and merges run in segment order, so every field but `time` is identical for any thread
 // count. progress(done, total) counts (position, band, implementation) values and is called from
@@ -73,6 +89,30 @@ struct implementation_info {
 // Edges of the heat map's ~48 log-spaced position buckets over [0, max_position]: bucket b covers
 // [edges[b], edges[b + 1]); edges.front() == 0, edges.back() == max_position + 1.
 [[nodiscard]] std::vector<std::int64_t> heat_bucket_edges(std::int64_t max_position);
+
+// The storage floor of a dtype with `bits` significant bits (implicit bit included: bf16 8, fp16
+// 11, fp32 24): 2^-bits rad. Derivation: a pair z = (a, b) = |z| (cos psi, sin psi) stored in that
+// dtype has each component rounded to nearest, a' = a (1 + e_a), b' = b (1 + e_b) with |e| <= u =
+// 2^-bits, so its angle moves, to first order in u, by
+//     d psi = (a db - b da) / |z|^2 = (e_b - e_a) a b / |z|^2 = (e_b - e_a) sin(2 psi) / 2,
+// |d psi| <= u |sin 2 psi| <= u. Floating-point rounding is relative, so |z| cancels: the u / |z|
+// form (an absolute error u on components |a|, |b| <= 1, i.e. one ulp taken at magnitude 1, as in
+// fixed point) overstates a small floating-point pair, whose small component carries a
+// proportionally small error; for a cos/sin pair (|z| = af) the two agree. The constant is u itself,
+// 2^-bits rad: the worst case over directions (psi at 45 degrees mod 90, e_a = -e_b = u), first
+// order, subnormals ignored. A rotated q/k pair has an arbitrary direction, so it reaches u at any
+// position; a cos/sin pair near an axis (small p theta_i) is bounded by u |sin 2 p theta_i| ~ 2 u p
+// theta_i instead (a bf16 cache: up to ~1.5 * 2^-8 p tokens at small angles, engine test). Band i
+// turns theta_i rad per token, so a pair stored in that dtype cannot tell positions apart finer than
+// 2^-bits / theta_i tokens in band i, however exactly it was computed: band_row::floor_tokens_*.
+[[nodiscard]] constexpr double storage_floor_rad(int bits) {
+  double u = 1;
+  for (int i = 0; i < bits; ++i) u /= 2;  // exact: a power of two
+  return u;
+}
+
+// The floors of bfloat16, float16 and float32 over a band table (band_table fills the per-band ones).
+[[nodiscard]] std::vector<storage_floor> storage_floors(const std::vector<band_row>& bands);
 
 // The band table of `cfg` (seq_len as for the reference: dynamic NTK, LongRoPE).
 [[nodiscard]] std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len,

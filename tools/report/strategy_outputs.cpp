@@ -1,0 +1,45 @@
+// tools/report/strategy_outputs.cpp — see strategy_outputs.hpp.
+#include "strategy_outputs.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "registry.hpp"
+
+namespace ropecheck::report {
+
+audit::dump strategy_outputs(const std::string& name, const rope_config& cfg, const judge::probe_set& probe) {
+  const auto entries = detail::select_implementations({name});
+  const std::int64_t last = probe.positions.empty()
+                                ? 0
+                                : *std::max_element(probe.positions.begin(), probe.positions.end());
+  return entries.front()->outputs(cfg, last + 1, probe);
+}
+
+judge_column judge_implementation(const std::string& name, const rope_config& cfg, std::uint64_t seed, int threads) {
+  const judge::probe_set probe = judge::make_probe(cfg, seed);
+  const audit::dump d = strategy_outputs(name, cfg, probe);
+  audit::audit_options opt;
+  opt.reference = audit::reference_kind::exact;
+  opt.threads = threads;
+  const audit::verdict v = audit::audit(d, cfg, opt);
+  judge_column j;
+  j.judged = true;
+  j.pass = v.pass;
+  j.dtype = d.dtype;
+  j.tokens = d.tokens;
+  j.worst_ratio = v.worst_ratio;
+  j.max_error_ulps = v.max_error_ulps;
+  j.tolerance_ulps = v.tolerance;
+  j.worst_position = v.from_exact.worst_position;
+  j.worst_band = v.from_exact.worst_band;
+  if (!v.findings.empty()) j.finding = v.findings.front().sentence;
+  if (v.pass) {
+    j.verdict = !v.findings.empty() && v.findings.front().bug_class == "angle_drift_fp32" ? "drift" : "pass";
+  } else {
+    j.verdict = v.findings.empty() ? "fail" : v.findings.front().bug_class;
+  }
+  return j;
+}
+
+}  // namespace ropecheck::report
