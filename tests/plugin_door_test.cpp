@@ -1,0 +1,209 @@
+// The plugin door (tools/audit/plugin_audit.hpp): probe + judge + properties on the example plugins
+// of tools/audit/plugins/, written in the style of foreign kernels. Every correct convention passes
+// (at most an angle_drift_fp32 warning), every bug fails with its class named first, and the door's
+// verdict is exactly `ropecheck audit`'s on a file of the same outputs: the probe's positions, x and
+// y are written to a safetensors dump, the command line audits it with the same claim and the same
+// judge flags, and pass, exit code and the bug_class list must be equal.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "plugin_audit.hpp"
+#include "plugin_loader.hpp"
+#include "support/safetensors_writer.hpp"
+
+#ifndef ROPECHECK_CLI
+#error "ROPECHECK_CLI must name the ropecheck executable"
+#endif
+
+namespace ropecheck::audit {
+namespace {
+
+struct plugin_case {
+  const char* name;
+  const char* path;
+  int exit_code;           // expected
+  const char* first_class; // expected first finding ("" for a pass)
+};
+
+// name, .so, expected exit, first bug class: generated from tools/audit/plugin_audit.cmake's list.
+const std::vector<plugin_case> kCases = {
+#include "plugin_door_cases.inc"
+};
+
+constexpr std::uint64_t kSeed = 0x5eed2026;
+
+std::vector<std::string> classes(const std::vector<finding>& f) {
+  std::vector<std::string> v;
+  for (const auto& x : f) v.push_back(x.bug_class);
+  return v;
+}
+
+std::string st_dtype(const std::string& judge_dtype) {
+  if (judge_dtype == "float32") return "F32";
+  if (judge_dtype == "float64") return "F64";
+  if (judge_dtype == "bfloat16") return "BF16";
+  return "F16";
+}
+
+plugin::dtype wire_dtype(const std::string& judge_dtype) {
+  if (judge_dtype == "float32") return plugin::dtype::f32;
+  if (judge_dtype == "float64") return plugin::dtype::f64;
+  if (judge_dtype == "bfloat16") return plugin::dtype::bf16;
+  return plugin::dtype::f16;
+}
+
+// The probe's dump as the safetensors file a user would write of those outputs.
+void write_probe(const std::string& path, const dump& d) {
+  const plugin::dtype t = wire_dtype(d.dtype);
+  const std::vector<std::int64_t> shape = {d.tokens, d.heads, d.head_dim};
+  std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
+  plugin::to_wire(t, d.x, x.data());
+  plugin::to_wire(t, d.y, y.data());  // exact: y was widened exactly from these bits
+  test::write_safetensors(path, {{"positions", "I64", {d.tokens}, test::raw_bytes(d.positions)},
+                                 {"x", st_dtype(d.dtype), shape, x},
+                                 {"y", st_dtype(d.dtype), shape, y}});
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// The claim as `ropecheck audit` flags (the declared convention, field by field).
+std::string claim_flags(const rope_config& c) {
+  std::string s = " --head-dim " + std::to_string(c.head_dim) + " --rotary-dim " + std::to_string(c.rotary_dim) +
+                  " --base " + num(c.base) + " --layout " + std::string(to_string(c.pair_layout)) + " --scaling " +
+                  std::string(to_string(c.scaling)) + " --factor " + num(c.factor) + " --max-position-embeddings " +
+                  std::to_string(c.max_position_embeddings) + " --beta-fast " + num(c.beta_fast) + " --beta-slow " +
+                  num(c.beta_slow);
+  if (c.original_max_position_embeddings > 0)
+    s += " --original-max-position-embeddings " + std::to_string(c.original_max_position_embeddings);
+  return s;
+}
+
+struct cli_verdict {
+  int exit_code = -1;
+  bool pass = false;
+  std::vector<std::string> classes;
+};
+
+cli_verdict run_cli(const std::string& dump_path, const rope_config& claim, const std::string& judge_flags) {
+  const std::string json = dump_path + ".json";
+  const std::string cmd = std::string(ROPECHECK_CLI) + " audit " + dump_path + claim_flags(claim) + judge_flags +
+                          " --quiet --json " + json + " > " + dump_path + ".txt 2>&1";
+  const int status = std::system(cmd.c_str());
+  cli_verdict v;
+  v.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(json);
+  if (!in) {
+    ADD_FAILURE() << "no JSON from: " << cmd;
+    return v;
+  }
+  const auto j = nlohmann::json::parse(in);
+  v.pass = j.at("pass").get<bool>();
+  EXPECT_EQ(j.at("exit_code").get<int>(), v.exit_code) << cmd;
+  for (const auto& f : j.at("findings")) v.classes.push_back(f.at("bug_class").get<std::string>());
+  return v;
+}
+
+std::filesystem::path scratch_dir() {
+  const auto d = std::filesystem::temp_directory_path() / ("ropecheck_plugin_door_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// The door's verdict and the command line's on the probe's dump are the same.
+void expect_same_as_dump_audit(const plugin_case& c, const plugin_audit_result& r, const std::string& judge_flags) {
+  ASSERT_TRUE(r.probe_ran) << c.name;
+  const std::string path = (scratch_dir() / (std::string(c.name) + ".safetensors")).string();
+  write_probe(path, r.probe);
+  const cli_verdict cli = run_cli(path, r.declared, judge_flags);
+  EXPECT_EQ(cli.pass, r.judged.pass) << c.name << judge_flags;
+  EXPECT_EQ(cli.exit_code, r.judged.pass ? 0 : 1) << c.name << judge_flags;
+  EXPECT_EQ(cli.exit_code, r.exit_code) << c.name << judge_flags << ": the door's exit code (properties included)";
+  EXPECT_EQ(cli.classes, classes(r.judged.findings)) << c.name << judge_flags;
+  // The door lists the judge's findings first, in the judge's order.
+  const auto door = classes(r.findings);
+  ASSERT_GE(door.size(), cli.classes.size()) << c.name;
+  EXPECT_EQ(std::vector<std::string>(door.begin(), door.begin() + static_cast<std::ptrdiff_t>(cli.classes.size())),
+            cli.classes)
+      << c.name;
+}
+
+plugin_audit_result audit_case(const plugin_case& c, const audit_options& judge = {}) {
+  plugin_audit_options o;
+  o.seed = kSeed;
+  o.judge = judge;
+  return audit_plugin(c.path, o);
+}
+
+TEST(PluginDoor, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_dump_audit) {
+  std::cout << "[ropecheck] seed " << kSeed << " (probe and properties)\n";
+  ASSERT_GE(kCases.size(), 13u);
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const auto r = audit_case(c);
+    std::cout << "[plugin door] " << c.name << ": exit " << r.exit_code << ", findings";
+    for (const auto& f : r.findings) std::cout << " " << f.bug_class;
+    std::cout << "\n";
+    EXPECT_EQ(r.exit_code, c.exit_code);
+    if (c.exit_code == 0) {
+      EXPECT_TRUE(r.passed);
+      for (const auto& f : r.findings) EXPECT_EQ(f.bug_class, "angle_drift_fp32") << f.sentence;  // at most a warning
+      for (const auto& p : r.properties) EXPECT_TRUE(p.passed) << p.name << ": " << p.description;
+    } else {
+      EXPECT_FALSE(r.passed);
+      ASSERT_FALSE(r.findings.empty());
+      EXPECT_EQ(r.findings.front().bug_class, c.first_class) << r.findings.front().sentence;
+    }
+    if (r.probe_ran) expect_same_as_dump_audit(c, r, "");
+  }
+}
+
+const plugin_case& find_case(const std::string& name) {
+  for (const auto& c : kCases)
+    if (c.name == name) return c;
+  throw std::invalid_argument("no example plugin " + name);
+}
+
+TEST(PluginDoor, the_judge_flags_mean_the_same_for_the_plugin_and_for_the_dump) {
+  struct variant {
+    const char* plugin;
+    const char* flags;
+    audit_options judge;
+  };
+  audit_options hf, ggml, strict;
+  hf.reference = reference_kind::hf;
+  ggml.reference = reference_kind::ggml;
+  strict.strict = true;
+  for (const auto& v : {variant{"hf_f32", " --reference hf", hf}, variant{"ggml_norm_f32", " --reference ggml", ggml},
+                        variant{"ggml_norm_f32", " --reference hf", hf}, variant{"hf_f32", " --strict", strict},
+                        variant{"bug_base_500000", " --reference hf", hf}}) {
+    SCOPED_TRACE(std::string(v.plugin) + v.flags);
+    const auto& c = find_case(v.plugin);
+    const auto r = audit_case(c, v.judge);
+    ASSERT_TRUE(r.probe_ran);
+    const std::string path = (scratch_dir() / (std::string(c.name) + "_flags.safetensors")).string();
+    write_probe(path, r.probe);
+    const cli_verdict cli = run_cli(path, r.declared, v.flags);
+    EXPECT_EQ(cli.pass, r.judged.pass);
+    EXPECT_EQ(cli.classes, classes(r.judged.findings));
+    std::cout << "[plugin door]" << v.flags << " " << v.plugin << ": judge " << (r.judged.pass ? "pass" : "FAIL")
+              << ", door exit " << r.exit_code << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::audit

@@ -1,0 +1,63 @@
+// tools/audit/plugin_child.hpp — how the plugin audit calls a foreign kernel's apply(): a door that
+// reports what happened instead of letting a fault in the kernel become a fault of ropecheck.
+//
+// kernel_door is the interface; in_process_door calls the loaded library directly (the tests'
+// bindings; a crash there is a crash of the caller). Buffers are the wire format of plugin.h
+// (plugin_loader.hpp's to_wire/from_wire).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "plugin_loader.hpp"
+
+namespace ropecheck::plugin {
+
+enum class apply_status {
+  ok,             // apply() returned 0
+  error_code,     // apply() returned nonzero (code)
+  crashed,        // the kernel died on a signal (signal)
+  timeout,        // apply() did not return within the time limit
+  out_of_bounds,  // the kernel wrote past the end of y
+  unavailable     // the door is closed (an earlier timeout, too many crashes)
+};
+
+struct apply_outcome {
+  apply_status status = apply_status::ok;
+  int code = 0;         // apply()'s return code (error_code)
+  int signal = 0;       // the signal (crashed, out_of_bounds)
+  std::string message;  // one sentence naming what happened, empty when ok
+  [[nodiscard]] bool ok() const { return status == apply_status::ok; }
+};
+
+// One apply() call: x and y hold tokens * heads * head_dim elements of the plugin's dtype.
+struct apply_call {
+  std::span<const unsigned char> x;
+  std::span<unsigned char> y;
+  std::span<const std::int64_t> positions;  // `tokens` of them
+  int heads = 1;
+  bool inverse = false;
+};
+
+class kernel_door {
+ public:
+  virtual ~kernel_door() = default;
+  [[nodiscard]] virtual apply_outcome apply(const apply_call& call) = 0;
+};
+
+class in_process_door final : public kernel_door {
+ public:
+  explicit in_process_door(loaded_plugin p) : p_(std::move(p)) {}
+  [[nodiscard]] apply_outcome apply(const apply_call& c) override {
+    const int rc = p_.apply_raw(c.x.data(), c.y.data(), c.positions.data(), static_cast<std::int64_t>(c.positions.size()),
+                                c.heads, c.inverse);
+    if (rc == 0) return {};
+    return {apply_status::error_code, rc, 0, "ropecheck_plugin_apply returned error code " + std::to_string(rc)};
+  }
+
+ private:
+  loaded_plugin p_;
+};
+
+}  // namespace ropecheck::plugin
