@@ -39,7 +39,7 @@ if(TARGET ropecheck_plugin_audit)
         set(match "(diagnosis \\(most evidence first\\):\n|declared convention: [^\n]*\n)  \\[${first}\\]")
       endif()
       ropecheck_cli_test(audit_plugin_${name} ${expect} "${match}"
-                         audit --plugin $<TARGET_FILE:ropecheck_plugin_${name}> --quiet)
+                         audit --plugin $<TARGET_FILE:ropecheck_plugin_${name}> --quiet --plugin-timeout 2)
     endif()
   endforeach()
   file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/plugin_door_cases.inc CONTENT "${door_cases}")

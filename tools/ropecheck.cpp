@@ -220,6 +220,7 @@ struct audit_flags {
   int threads = 0;
   std::optional<std::uint64_t> seed;
   int max_success = 100;
+  double plugin_timeout = 10;
 };
 
 // The judge's options from the flags, the same for a dump and for a plugin's probe.
@@ -244,6 +245,7 @@ int run_plugin_audit(const audit_flags& af, const std::string& command) {
   o.max_success = af.max_success;
   o.verbose = af.verbose;
   o.judge = judge_options(af);
+  o.timeout_seconds = af.plugin_timeout;
   if (!af.quiet)
     o.on_property = [](const std::string& name, int i, int total) {
       std::fprintf(stderr, "[audit] property %d/%d: %s\n", i + 1, total, name.c_str());
@@ -380,6 +382,10 @@ int main(int argc, char** argv) {
   aud->add_option("--plugin", af.plugin, "a shared library implementing src/ropecheck/plugin.h: run the property suite on it");
   aud->add_option("--seed", af.seed, "plugin audit: RapidCheck seed (default: RC_PARAMS, ROPECHECK_SEED or the suite's)");
   aud->add_option("--max-success", af.max_success, "plugin audit: cases per property")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  aud->add_option("--plugin-timeout", af.plugin_timeout,
+                  "plugin audit: seconds each apply() may take (it runs in a child process; past it: plugin_timeout)")
+      ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
   aud->add_flag("--verbose", af.verbose, "plugin audit: RapidCheck's progress and shrinking on standard error");
 

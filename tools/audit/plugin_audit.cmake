@@ -3,7 +3,8 @@
 # (included from tools/CMakeLists.txt, after ropecheck_plugin_loader is defined).
 find_package(rapidcheck REQUIRED)  # Debian librapidcheck-dev
 
-add_library(ropecheck_plugin_audit STATIC ${CMAKE_CURRENT_LIST_DIR}/plugin_audit.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_probe.cpp)
+add_library(ropecheck_plugin_audit STATIC ${CMAKE_CURRENT_LIST_DIR}/plugin_audit.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_probe.cpp
+            ${CMAKE_CURRENT_LIST_DIR}/plugin_child.cpp)
 # plugin_audit.hpp is std types and the judge's verdict: RapidCheck, MPFR and the tests' headers stay PRIVATE.
 target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # The property drivers, the implementation-under-test binding, the error model and the RapidCheck
@@ -45,7 +46,13 @@ ropecheck_foreign_plugin(bug_bf16_positions hf_rope.cpp 1 positions_low_precisio
 ropecheck_foreign_plugin(bug_interleaved_pairs hf_rope.cpp 1 layout_swapped BUG_INTERLEAVED_PAIRS)
 ropecheck_foreign_plugin(bug_theta_over_head_dim hf_rope.cpp 1 rotary_dim_wrong BUG_THETA_OVER_HEAD_DIM)
 ropecheck_foreign_plugin(bug_yarn_no_attention_factor yarn_rope.cpp 1 attention_factor_wrong BUG_NO_ATTENTION_FACTOR)
+# Faults: a finding each, exit 1, never a crash of ropecheck (apply runs in a child process).
 ropecheck_foreign_plugin(fault_nan hf_rope.cpp 1 non_finite FAULT_NAN)
+ropecheck_foreign_plugin(fault_segv hf_rope.cpp 1 plugin_crashed FAULT_SEGV)
+ropecheck_foreign_plugin(fault_abort hf_rope.cpp 1 plugin_crashed FAULT_ABORT)
+ropecheck_foreign_plugin(fault_hang hf_rope.cpp 1 plugin_timeout FAULT_HANG)
+ropecheck_foreign_plugin(fault_write_past_y hf_rope.cpp 1 plugin_out_of_bounds FAULT_WRITE_PAST_Y)
+ropecheck_foreign_plugin(fault_nondeterministic hf_rope.cpp 1 plugin_nondeterministic FAULT_NONDETERMINISTIC)
 set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "example plugins: name|exit|first class")
 
 # The plugin audit's outputs (summary, JSON, JUnit) are the command line's: the json header stays there.

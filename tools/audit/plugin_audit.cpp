@@ -6,6 +6,7 @@
 // what tests/properties/plugin_test.cpp runs.
 #include "plugin_audit.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <charconv>
 #include <cstdlib>
@@ -191,8 +192,9 @@ std::vector<std::string> plugin_property_names() {
 namespace {
 
 // The property suite against the kernel behind `door`, appended to out (properties, findings, passed).
-// Each property runs first with the exact-angle allowance; a failure there is run again with the
-// fp32-angle allowance, and passing that makes it a drift warning (strict: one run, exact angles).
+// Each property runs first with the exact-angle allowance (without shrinking); a failure there is run
+// again with the fp32-angle allowance, and passing that makes it a drift warning (strict: one run,
+// exact angles, shrinking).
 void run_properties(plugin_audit_result& out, const rope_config& declared, plugin::dtype t,
                     const std::shared_ptr<plugin::kernel_door>& door, const plugin_audit_options& options,
                     const rc::detail::Configuration& config) {
@@ -216,8 +218,10 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     if (options.on_property) options.on_property(p.name, i, total);
     if (options.verbose) std::cerr << "[ropecheck audit] " << p.name << " ";
     run.cases = p.cases;
-    auto run_with = [&](const std::string& id, const test::rope_under_test& impl) {
-      return test::run_property(id, p.make(impl), run);
+    auto run_with = [&](const std::string& id, const test::rope_under_test& impl, bool shrink = true) {
+      test::property_run r1 = run;
+      if (!shrink) r1.params.disableShrinking = true;
+      return test::run_property(id, p.make(impl), r1);
     };
     const std::string id = std::string("audit/") + p.name;
     const auto t0 = std::chrono::steady_clock::now();
@@ -226,12 +230,14 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     if (strict || config.reproduce.count(id) > 0) {
       o = run_with(id, strict ? exact_angles : fp32_angles);
     } else {
-      o = run_with(std::string("audit-exact/") + p.name, exact_angles);
+      // Unshrunk: only whether the exact-angle allowance holds matters here (a failure is run again,
+      // shrinking, with the fp32-angle allowance; a drift warning shows the first excess found).
+      o = run_with(std::string("audit-exact/") + p.name, exact_angles, false);
       if (!o.passed) {
         test::property_outcome f = run_with(id, fp32_angles);
         if (f.passed) {
           r.drift_warning = true;
-          r.drift = property_message(o.description) + "\n" + sparse_counterexample(o.counterexample);
+          r.drift = first_line_of(property_message(o.description));
         }
         o = std::move(f);
       }
@@ -248,6 +254,13 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
       r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
     if (!r.passed) out.findings.push_back({"property_failed", r.name + ": " + first_line_of(r.description), 0.5});
+    // A call that crashed, hung or wrote past y during the property is the door's finding (first).
+    if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
+      const auto at = std::find_if(out.findings.begin(), out.findings.end(),
+                                   [](const finding& x) { return x.bug_class.rfind("plugin_", 0) != 0; });
+      out.findings.insert(at, door_finding(*f, "during property " + r.name));
+      out.passed = false;
+    }
     out.passed = out.passed && r.passed;
     out.properties.push_back(std::move(r));
   }
@@ -259,7 +272,11 @@ plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_
   if (options.max_success < 1)
     throw std::invalid_argument("audit_plugin: max_success must be >= 1, got " + std::to_string(options.max_success));
   const plugin::loaded_plugin loaded = plugin::load_plugin(lib.string());
-  const auto door = std::make_shared<plugin::in_process_door>(loaded);
+  std::shared_ptr<plugin::kernel_door> door;
+  if (options.isolate)
+    door = std::make_shared<plugin::child_process_door>(loaded, options.timeout_seconds);
+  else
+    door = std::make_shared<plugin::in_process_door>(loaded);
   return audit_plugin_door(lib, loaded.name(), loaded.declared(), loaded.element_type(), door, options);
 }
 
@@ -306,6 +323,7 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
 
   // 1. The probe, judged as its dump would be.
   probe_run probe = run_probe(*door, declared, t, seed);
+  (void)door->take_failure();  // already a finding of the probe
   out.probe = std::move(probe.d);
   out.probe_ran = probe.ran;
   out.findings = probe.findings;

@@ -61,6 +61,10 @@ struct plugin_audit_options {
   // --tolerance-ulps, --seq-len, --threads. Its progress callback is not called.
   audit_options judge;
   bool run_properties = true;  // false: probe + judge only
+  // Every apply() runs in a child process (plugin_child.hpp): a crash, a hang past timeout_seconds
+  // or a write past y is a finding, not a crash of ropecheck. false: in this process (tests).
+  bool isolate = true;
+  double timeout_seconds = 10;  // per apply() call (--plugin-timeout)
   // Called before each property is run (index 0-based, total = the number of properties).
   std::function<void(const std::string& property, int index, int total)> on_property;
 };

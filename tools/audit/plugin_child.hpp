@@ -2,11 +2,14 @@
 // reports what happened instead of letting a fault in the kernel become a fault of ropecheck.
 //
 // kernel_door is the interface; in_process_door calls the loaded library directly (the tests'
-// bindings; a crash there is a crash of the caller). Buffers are the wire format of plugin.h
-// (plugin_loader.hpp's to_wire/from_wire).
+// bindings; a crash there is a crash of the caller); child_process_door calls it in a child process
+// (what `ropecheck audit --plugin` uses). Buffers are the wire format of plugin.h (plugin_loader.hpp's
+// to_wire/from_wire).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -44,6 +47,8 @@ class kernel_door {
  public:
   virtual ~kernel_door() = default;
   [[nodiscard]] virtual apply_outcome apply(const apply_call& call) = 0;
+  // The first failed call since the last take (nullopt: none): what a property run ran into.
+  [[nodiscard]] virtual std::optional<apply_outcome> take_failure() { return std::nullopt; }
 };
 
 class in_process_door final : public kernel_door {
@@ -58,6 +63,35 @@ class in_process_door final : public kernel_door {
 
  private:
   loaded_plugin p_;
+};
+
+// apply() in a child process, so that nothing the kernel does can take ropecheck down:
+//   * the child is forked once (after the library was loaded here) and serves calls until it dies:
+//     one fork per batch of calls, not per call; x, y and the positions travel through a shared
+//     anonymous mapping, requests and replies through two pipes;
+//   * y ends exactly where a PROT_NONE guard page begins, so a write past y faults in the child
+//     (plugin_out_of_bounds: its SIGSEGV handler sees the address in the guard page);
+//   * a child that dies on a signal is `crashed` (the signal named) and is forked again for the next
+//     call (at most max_restarts times; then the door is unavailable);
+//   * a call that does not return within timeout_seconds kills the child (`timeout`) and closes the
+//     door: every later call is `unavailable` at once (no second wait);
+//   * the child's stdout is the parent's stderr (plugin.h forbids printing to stdout: --json - stays
+//     clean), and it dies with its parent (PR_SET_PDEATHSIG).
+class child_process_door final : public kernel_door {
+ public:
+  child_process_door(loaded_plugin p, double timeout_seconds, int max_restarts = 32);
+  ~child_process_door() override;
+  child_process_door(const child_process_door&) = delete;
+  child_process_door& operator=(const child_process_door&) = delete;
+
+  [[nodiscard]] apply_outcome apply(const apply_call& c) override;
+  [[nodiscard]] std::optional<apply_outcome> take_failure() override;
+  [[nodiscard]] int forks() const;  // children forked so far
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> m_;
 };
 
 }  // namespace ropecheck::plugin

@@ -98,8 +98,10 @@ std::string plugin_summary(const plugin_audit_result& r, const std::string& vers
   }
   const int warnings = static_cast<int>(std::count_if(r.properties.begin(), r.properties.end(),
                                                       [](const auto& p) { return p.drift_warning; }));
-  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " + std::to_string(properties_holding(r)) + " of " +
-       std::to_string(r.properties.size()) + " properties hold" +
+  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " +
+       (r.properties.empty() ? std::string("properties not run")
+                             : std::to_string(properties_holding(r)) + " of " + std::to_string(r.properties.size()) +
+                                   " properties hold") +
        (warnings ? fmt(" (%d with a drift warning)", warnings) : std::string()) + "; the probe's verdict: " +
        (r.probe_ran ? (r.judged.pass ? "pass" : "FAIL") : "not judged") + "\n  rerun: " + r.rerun + "\n";
   return s;
