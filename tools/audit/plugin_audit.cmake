@@ -57,3 +57,9 @@ set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "examp
 
 # The plugin audit's outputs (summary, JSON, JUnit) are the command line's: the json header stays there.
 target_sources(ropecheck PRIVATE ${CMAKE_CURRENT_LIST_DIR}/plugin_output.cpp)
+
+# The speed of the plugin audit of a 128-dim fp32 kernel (prints the figures; not a test).
+add_executable(bench_plugin_audit ${CMAKE_CURRENT_LIST_DIR}/../bench_plugin_audit.cpp)
+target_link_libraries(bench_plugin_audit PRIVATE ropecheck_plugin_audit)
+add_dependencies(bench_plugin_audit ropecheck_plugin_hf_f32)
+target_compile_definitions(bench_plugin_audit PRIVATE ROPECHECK_BENCH_PLUGIN="$<TARGET_FILE:ropecheck_plugin_hf_f32>")

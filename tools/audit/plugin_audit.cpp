@@ -322,8 +322,11 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   if (options.judge.strict) out.rerun += " --strict";
 
   // 1. The probe, judged as its dump would be.
+  const auto t0 = std::chrono::steady_clock::now();
   probe_run probe = run_probe(*door, declared, t, seed);
   (void)door->take_failure();  // already a finding of the probe
+  const auto t1 = std::chrono::steady_clock::now();
+  out.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
   out.probe = std::move(probe.d);
   out.probe_ran = probe.ran;
   out.findings = probe.findings;
@@ -332,6 +335,7 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
     o.progress = nullptr;
     out.judged = audit(out.probe, declared, o);
     out.findings.insert(out.findings.end(), out.judged.findings.begin(), out.judged.findings.end());
+    out.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   }
   out.passed = probe.ran && probe.findings.empty() && out.judged.pass;
 

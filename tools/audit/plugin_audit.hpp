@@ -89,6 +89,8 @@ struct plugin_audit_result {
   std::vector<finding> findings;
   bool passed = false;       // no finding of the door, the judge passed, every property passed
   int exit_code = 1;         // 0 passed, 1 failed
+  double seconds_probe = 0;  // applying the probe (both calls, the child's fork included)
+  double seconds_judge = 0;  // the judge's verdict and diagnosis on it
 };
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded
