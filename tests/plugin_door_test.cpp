@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -122,10 +123,18 @@ cli_verdict run_cli(const std::string& dump_path, const rope_config& claim, cons
   return v;
 }
 
+// A directory of this process for the dumps and the command line's outputs, removed at exit.
 std::filesystem::path scratch_dir() {
-  const auto d = std::filesystem::temp_directory_path() / ("ropecheck_plugin_door_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(d);
-  return d;
+  struct scratch {
+    std::filesystem::path p = std::filesystem::temp_directory_path() / ("ropecheck_plugin_door_" + std::to_string(::getpid()));
+    scratch() { std::filesystem::create_directories(p); }
+    ~scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(p, ec);
+    }
+  };
+  static const scratch s;
+  return s.p;
 }
 
 // The door's verdict and the command line's on the probe's dump are the same.
@@ -293,3 +302,55 @@ TEST(ChildProcessDoor, a_hang_is_killed_at_the_time_limit_and_closes_the_door) {
 
 }  // namespace
 }  // namespace ropecheck::plugin
+
+namespace ropecheck::audit {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int count_of(const std::string& s, const std::string& needle) {
+  int n = 0;
+  for (auto at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// `ropecheck audit --plugin` writes the dump audit's JSON keys (plus the plugin's and the properties)
+// and a JUnit file with one testcase for the judge, failing with the first bug class, and one per property.
+TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_judge_and_each_property) {
+  for (const std::string name : {"hf_f32", "bug_base_500000", "fault_segv"}) {
+    SCOPED_TRACE(name);
+    const auto& c = find_case(name);
+    const std::string base = (scratch_dir() / ("cli_" + name)).string();
+    const std::string cmd = std::string(ROPECHECK_CLI) + " audit --plugin " + c.path + " --seed " +
+                            std::to_string(kSeed) + " --quiet --json " + base + ".json --junit " + base + ".xml > " +
+                            base + ".txt 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), c.exit_code);
+    const auto j = nlohmann::json::parse(read_all(base + ".json"));
+    EXPECT_EQ(j.at("kind"), "plugin");
+    EXPECT_EQ(j.at("exit_code").get<int>(), c.exit_code);
+    const auto r = audit_case(c);
+    if (r.probe_ran) {  // the dump audit's own JSON of the probe: every key is there
+      const std::string dump_path = base + ".safetensors";
+      write_probe(dump_path, r.probe);
+      (void)run_cli(dump_path, r.declared, "");
+      const auto d = nlohmann::json::parse(read_all(dump_path + ".json"));
+      for (const auto& [key, value] : d.items()) EXPECT_TRUE(j.contains(key)) << "missing key " << key;
+      EXPECT_EQ(j.at("properties").size(), 7u);
+    }
+    ASSERT_FALSE(j.at("findings").empty() && c.exit_code != 0);
+    const std::string xml = read_all(base + ".xml");
+    EXPECT_EQ(count_of(xml, "<testcase "), 1 + static_cast<int>(j.at("properties").size())) << xml;
+    if (c.exit_code != 0)
+      EXPECT_NE(xml.find("<failure type=\"" + std::string(c.first_class) + "\""), std::string::npos) << xml;
+    else
+      EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::audit
