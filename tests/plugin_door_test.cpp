@@ -354,3 +354,46 @@ TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_jud
 
 }  // namespace
 }  // namespace ropecheck::audit
+
+namespace ropecheck::audit {
+namespace {
+
+// ggml's chain of fp32 products is a correct convention: its property excesses over the exact-angle
+// allowance are drift warnings; --strict (exact angles for every dtype) fails them and the judge names
+// angle_drift_fp32. A shrunk counterexample prints its input vectors as their nonzero coordinates.
+TEST(PluginDoor, drift_is_a_warning_by_default_and_a_failure_under_strict) {
+  const auto& c = find_case("ggml_norm_f32");
+  const auto lenient = audit_case(c);
+  EXPECT_TRUE(lenient.passed);
+  int warnings = 0;
+  for (const auto& p : lenient.properties) {
+    EXPECT_TRUE(p.passed) << p.name;
+    if (p.drift_warning) {
+      ++warnings;
+      EXPECT_NE(p.drift.find("> bound"), std::string::npos) << p.drift;  // the exact-angle excess, with figures
+    }
+  }
+  EXPECT_GE(warnings, 1);
+  audit_options strict;
+  strict.strict = true;
+  const auto r = audit_case(c, strict);
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().bug_class, "angle_drift_fp32");
+  int failed = 0;
+  for (const auto& p : r.properties) {
+    EXPECT_FALSE(p.drift_warning) << p.name;  // no warnings in strict mode: a failure or a pass
+    if (p.passed) continue;
+    ++failed;
+    EXPECT_FALSE(p.reproduce.empty()) << p.name;
+    if (p.counterexample.find("std::vector") != std::string::npos) {
+      EXPECT_NE(p.counterexample.find("nonzero): "), std::string::npos) << p.counterexample;
+      EXPECT_EQ(p.counterexample.find(", 0, 0"), std::string::npos) << p.counterexample;  // no run of zeros
+    }
+    std::cout << "[plugin door] --strict " << p.name << ":\n" << p.counterexample;
+  }
+  EXPECT_GE(failed, 1);
+}
+
+}  // namespace
+}  // namespace ropecheck::audit
