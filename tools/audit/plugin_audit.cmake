@@ -53,6 +53,8 @@ ropecheck_foreign_plugin(fault_abort hf_rope.cpp 1 plugin_crashed FAULT_ABORT)
 ropecheck_foreign_plugin(fault_hang hf_rope.cpp 1 plugin_timeout FAULT_HANG)
 ropecheck_foreign_plugin(fault_write_past_y hf_rope.cpp 1 plugin_out_of_bounds FAULT_WRITE_PAST_Y)
 ropecheck_foreign_plugin(fault_nondeterministic hf_rope.cpp 1 plugin_nondeterministic FAULT_NONDETERMINISTIC)
+# Cannot be loaded (exit 2; the third field is then the message's key phrase).
+ropecheck_foreign_plugin(fault_describe_segv hf_rope.cpp 2 "crashed while loading" FAULT_DESCRIBE_SEGV)
 set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "example plugins: name|exit|first class")
 
 # The plugin audit's outputs (summary, JSON, JUnit) are the command line's: the json header stays there.

@@ -271,7 +271,8 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
 plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_audit_options& options) {
   if (options.max_success < 1)
     throw std::invalid_argument("audit_plugin: max_success must be >= 1, got " + std::to_string(options.max_success));
-  const plugin::loaded_plugin loaded = plugin::load_plugin(lib.string());
+  const plugin::loaded_plugin loaded = options.isolate ? plugin::load_plugin_guarded(lib.string(), options.timeout_seconds)
+                                                       : plugin::load_plugin(lib.string());
   std::shared_ptr<plugin::kernel_door> door;
   if (options.isolate)
     door = std::make_shared<plugin::child_process_door>(loaded, options.timeout_seconds);

@@ -248,4 +248,45 @@ std::optional<apply_outcome> child_process_door::take_failure() {
 
 int child_process_door::forks() const { return m_->forks; }
 
+loaded_plugin load_plugin_guarded(const std::string& path, double timeout_seconds) {
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw plugin_error(path + ": cannot fork to load the plugin: " + std::strerror(errno));
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(2, 1);
+    try {
+      const loaded_plugin p = load_plugin(path);
+      (void)p.name();
+    } catch (...) {
+      _exit(3);  // a loader error: the load below reports it with its message
+    }
+    _exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw plugin_error(path + ": waitpid: " + std::strerror(errno));
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%g s", timeout_seconds);
+      throw plugin_error(path + ": loading the plugin (dlopen, ropecheck_plugin_describe, ropecheck_plugin_name) did "
+                                "not finish within " + buf + " (--plugin-timeout)");
+    }
+    usleep(1000);
+  }
+  if (WIFSIGNALED(status))
+    throw plugin_error(path + ": the plugin crashed while loading (dlopen, ropecheck_plugin_describe or "
+                              "ropecheck_plugin_name) with " + signal_name(WTERMSIG(status)));
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)
+    throw plugin_error(path + ": the plugin ended the process while loading (exit status " +
+                       std::to_string(WEXITSTATUS(status)) + "; plugin.h forbids exit)");
+  return load_plugin(path);
+}
+
 }  // namespace ropecheck::plugin

@@ -94,4 +94,10 @@ class child_process_door final : public kernel_door {
   std::unique_ptr<impl> m_;
 };
 
+// load_plugin(path) tried first in a child process (dlopen with the library's constructors,
+// describe(), name()), so that a library crashing or hanging while it loads is a plugin_error (exit 2)
+// naming the signal or the time limit, not a crash of ropecheck; then loaded here. The loader's own
+// errors (missing file or symbol, ABI, invalid convention) come from the load here, unchanged.
+[[nodiscard]] loaded_plugin load_plugin_guarded(const std::string& path, double timeout_seconds);
+
 }  // namespace ropecheck::plugin

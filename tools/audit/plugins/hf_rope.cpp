@@ -21,6 +21,7 @@
 //           BUG_THETA_OVER_HEAD_DIM      partial rotary (rotary_dim 64 of 128): exponent 2i/head_dim
 // Faults (the plugin door must report them, never crash):
 //           FAULT_SEGV, FAULT_ABORT      crash (null write, abort()) at positions past 4096
+//           FAULT_DESCRIBE_SEGV          crashes in ropecheck_plugin_describe (cannot be loaded: exit 2)
 //           FAULT_HANG                   never returns at positions past 4096
 //           FAULT_NAN                    NaN at positions past 65504
 //           FAULT_WRITE_PAST_Y           writes one element past the end of y
@@ -100,6 +101,9 @@ int calls = 0;  // hidden state: the plugin contract forbids it
 
 ROPECHECK_EXPORT int ropecheck_plugin_describe(ropecheck_convention* out) {
   if (!out) return 1;
+#ifdef FAULT_DESCRIBE_SEGV
+  *static_cast<volatile int*>(nullptr) = 1;
+#endif
   *out = foreign::hf_defaults();
   out->rotary_dim = rotary_dim;
   out->base = declared_base;
