@@ -4,6 +4,11 @@ if(TARGET ropecheck_plugin_audit)
   # plugin_test.cpp binds its plugins with the library's bind_plugin (declared in rope_under_test.hpp).
   if(TARGET plugin_property_test)
     target_link_libraries(plugin_property_test PRIVATE ropecheck_plugin_audit)
+    # The foreign HF and ggml plugins against ropecheck's own emulations of the same frameworks.
+    add_dependencies(plugin_property_test ropecheck_plugin_hf_f32 ropecheck_plugin_ggml_norm_f32)
+    target_compile_definitions(plugin_property_test PRIVATE
+      ROPECHECK_FOREIGN_HF_F32="$<TARGET_FILE:ropecheck_plugin_hf_f32>"
+      ROPECHECK_FOREIGN_GGML_NORM_F32="$<TARGET_FILE:ropecheck_plugin_ggml_norm_f32>")
   endif()
   # The audit runs the property suite (label property); the test itself sees only plugin_audit.hpp.
   ropecheck_add_property_test(plugin_audit_test SOURCES plugin_audit_test.cpp LIBS ropecheck_plugin_audit)

@@ -94,9 +94,11 @@ struct plugin_audit_result {
 };
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded
-// (missing file, missing symbol, ABI mismatch, invalid convention; the message names the file),
-// std::invalid_argument when max_success < 1 or rc_params cannot be parsed. A plugin whose apply() fails or throws during the
-// audit fails the property it happened in (the message is the property's description).
+// (missing file, missing symbol, ABI mismatch, invalid convention, a crash or hang while loading; the
+// message names the file), std::invalid_argument when max_success < 1 or rc_params cannot be parsed.
+// Everything apply() does is a result: a crash, a hang, a write past y, a nonzero return on the probe
+// is the door's finding (the probe is then not judged and no property runs); during a property it
+// fails that property (its message says what happened) and is the door's finding too.
 [[nodiscard]] plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_audit_options& options = {});
 
 // The property names audit_plugin runs, in order.
