@@ -39,6 +39,7 @@
 #include "engine.hpp"
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"
+#include "plugin_output.hpp"
 #include "tensor_file.hpp"
 #include "output.hpp"
 #include "ropecheck/config_json.hpp"
@@ -223,111 +224,48 @@ struct audit_flags {
   int threads = 0;
   std::optional<std::uint64_t> seed;
   int max_success = 100;
+  double plugin_timeout = 10;
 };
 
-// The plugin audit's outputs (the dump audit's are in audit_output.cpp).
-std::string plugin_summary(const audit::plugin_audit_result& r) {
-  std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
-                  "\n  declared convention: " + r.convention + "\n";
-  s += "  seed " + std::to_string(r.seed) + ", " + std::to_string(r.max_success) + " cases per property\n\n";
-  for (const auto& p : r.properties) {
-    char line[256];
-    // Replaying one property's counterexample (RC_PARAMS="reproduce=...") runs no case of the others.
-    const char* status = !p.passed ? "FAIL" : p.successes == 0 ? "not run (replay of another property)" : "pass";
-    std::snprintf(line, sizeof line, "  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), status, p.successes, p.seconds);
-    s += line;
-    if (!p.passed) {
-      // RapidCheck's description starts with the failing assertion's file:line and source text;
-      // the property's own sentence is the last paragraph.
-      std::string why = p.description;
-      while (!why.empty() && why.back() == '\n') why.pop_back();
-      if (const auto cut = why.rfind("\n\n"); cut != std::string::npos) why = why.substr(cut + 2);
-      s += "      " + why + "\n      shrunk counterexample:\n" + p.counterexample;
-      if (!p.counterexample.empty() && p.counterexample.back() != '\n') s += "\n";
-      s += "      replay: " + p.replay + "\n";
-    }
-  }
-  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " +
-       std::to_string(std::count_if(r.properties.begin(), r.properties.end(), [](const auto& p) { return p.passed; })) +
-       " of " + std::to_string(r.properties.size()) + " properties hold\n  rerun: " + r.rerun + "\n";
-  return s;
+// The judge's options from the flags, the same for a dump and for a plugin's probe.
+audit::audit_options judge_options(const audit_flags& af) {
+  if (af.reference != "exact" && af.reference != "hf" && af.reference != "meta" && af.reference != "ggml")
+    throw usage_error("--reference must be exact, hf (meta: the same angles) or ggml, got '" + af.reference + "'");
+  audit::audit_options o;
+  o.strict = af.strict;
+  o.reference = af.reference == "hf" || af.reference == "meta" ? audit::reference_kind::hf
+                : af.reference == "ggml"                        ? audit::reference_kind::ggml
+                                                                : audit::reference_kind::exact;
+  o.tolerance_ulps = af.tolerance_ulps;
+  o.seq_len = af.seq_len;
+  o.threads = af.threads;
+  return o;
 }
 
-std::string plugin_json(const audit::plugin_audit_result& r, const std::string& version, const std::string& command) {
-  nlohmann::json j;
-  j["schema_version"] = 1;
-  j["ropecheck_version"] = version;
-  j["kind"] = "plugin";
-  j["command"] = command;
-  j["pass"] = r.passed;
-  j["exit_code"] = r.passed ? 0 : 1;
-  j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}};
-  j["seed"] = r.seed;
-  j["max_success"] = r.max_success;
-  j["rerun"] = r.rerun;
-  j["properties"] = nlohmann::json::array();
-  j["findings"] = nlohmann::json::array();
-  for (const auto& p : r.properties) {
-    j["properties"].push_back({{"name", p.name}, {"pass", p.passed}, {"successes", p.successes},
-                               {"description", p.description}, {"counterexample", p.counterexample},
-                               {"reproduce", p.reproduce}, {"replay", p.replay}, {"seconds", p.seconds}});
-    if (!p.passed) j["findings"].push_back({{"bug_class", "property_failed"}, {"property", p.name}, {"sentence", p.description}});
-  }
-  return j.dump(2) + "\n";
-}
-
-std::string plugin_junit(const audit::plugin_audit_result& r) {
-  int failures = 0;
-  double total = 0;
-  for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
-  char buf[512];
-  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  std::snprintf(buf, sizeof buf, "<testsuites name=\"ropecheck audit --plugin\" tests=\"%zu\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n",
-                r.properties.size(), failures, total);
-  s += buf;
-  std::snprintf(buf, sizeof buf, "  <testsuite name=\"ropecheck.plugin.%s\" tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n",
-                audit::xml_escape(r.plugin_name).c_str(), r.properties.size(), failures, total);
-  s += buf;
-  s += "    <properties>\n      <property name=\"seed\" value=\"" + std::to_string(r.seed) +
-       "\"/>\n      <property name=\"convention\" value=\"" + audit::xml_escape(r.convention) +
-       "\"/>\n      <property name=\"dtype\" value=\"" + audit::xml_escape(r.element_type) + "\"/>\n    </properties>\n";
-  for (const auto& p : r.properties) {
-    std::snprintf(buf, sizeof buf, "%.3f", p.seconds);
-    s += "    <testcase classname=\"ropecheck.plugin." + audit::xml_escape(r.plugin_name) + "\" name=\"" +
-         audit::xml_escape(p.name) + "\" time=\"" + buf + "\">\n";
-    if (!p.passed)
-      s += "      <failure type=\"property_failed\" message=\"" + audit::xml_escape(p.description) + "\">" +
-           audit::xml_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
-           "</failure>\n";
-    s += "    </testcase>\n";
-  }
-  s += "  </testsuite>\n</testsuites>\n";
-  return s;
-}
-
+// probe + judge + properties; outputs in tools/audit/plugin_output.cpp.
 int run_plugin_audit(const audit_flags& af, const std::string& command) {
   audit::plugin_audit_options o;
   o.seed = af.seed;
   o.max_success = af.max_success;
   o.verbose = af.verbose;
+  o.judge = judge_options(af);
+  o.timeout_seconds = af.plugin_timeout;
   if (!af.quiet)
     o.on_property = [](const std::string& name, int i, int total) {
       std::fprintf(stderr, "[audit] property %d/%d: %s\n", i + 1, total, name.c_str());
     };
   const auto r = audit::audit_plugin(*af.plugin, o);
-  const std::string summary = plugin_summary(r);
-  if (af.json) write_file(*af.json, plugin_json(r, ROPECHECK_VERSION, command));
-  if (af.junit) write_file(*af.junit, plugin_junit(r));
-  if (!(af.json && *af.json == "-")) std::fputs(summary.c_str(), stdout);
-  return r.passed ? 0 : 1;
+  if (af.json) write_file(*af.json, audit::plugin_json(r, ROPECHECK_VERSION, command));
+  if (af.junit) write_file(*af.junit, audit::plugin_junit(r, ROPECHECK_VERSION, command));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::plugin_summary(r, ROPECHECK_VERSION, command).c_str(), stdout);
+  return r.exit_code;
 }
 
 int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
-  if (af.reference != "exact" && af.reference != "hf" && af.reference != "meta" && af.reference != "ggml")
-    throw usage_error("--reference must be exact, hf (meta: the same angles) or ggml, got '" + af.reference + "'");
+  audit::audit_options o = judge_options(af);
   const auto t0 = clock::now();
   if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
   audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
@@ -358,14 +296,6 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
 
-  audit::audit_options o;
-  o.strict = af.strict;
-  o.reference = af.reference == "hf" || af.reference == "meta" ? audit::reference_kind::hf
-                : af.reference == "ggml"                        ? audit::reference_kind::ggml
-                                                                : audit::reference_kind::exact;
-  o.tolerance_ulps = af.tolerance_ulps;
-  o.seq_len = af.seq_len;
-  o.threads = af.threads;
   if (in.inv_freq && in.inv_freq->dtype == "float32") {
     std::vector<float> f;
     for (double x : in.inv_freq->values) f.push_back(static_cast<float>(x));  // exact: stored as fp32
@@ -459,6 +389,10 @@ int main(int argc, char** argv) {
   aud->add_option("--plugin", af.plugin, "a shared library implementing src/ropecheck/plugin.h: run the property suite on it");
   aud->add_option("--seed", af.seed, "plugin audit: RapidCheck seed (default: RC_PARAMS, ROPECHECK_SEED or the suite's)");
   aud->add_option("--max-success", af.max_success, "plugin audit: cases per property")->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  aud->add_option("--plugin-timeout", af.plugin_timeout,
+                  "plugin audit: seconds each apply() may take (it runs in a child process; past it: plugin_timeout)")
+      ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
   aud->add_flag("--verbose", af.verbose, "plugin audit: RapidCheck's progress and shrinking on standard error");
 

@@ -156,6 +156,40 @@ TEST(PluginLoader, the_correct_plugin_matches_ropecheck_s_fp32_hf_kernel_bit_for
     }
 }
 
+#if defined(ROPECHECK_FOREIGN_HF_F32) && defined(ROPECHECK_FOREIGN_GGML_NORM_F32)
+// The example plugins of tools/audit/plugins/ are written from the frameworks' sources, sharing no
+// code with ropecheck: where ropecheck emulates the same framework (hf_angle<float>, ggml_angle), the
+// two must agree bit for bit — evidence that each side reads its framework right.
+TEST(PluginLoader, the_foreign_hf_and_ggml_plugins_match_ropecheck_s_emulations_bit_for_bit) {
+  struct pair_case {
+    const char* path;
+    rope_config cfg;
+    bool ggml;
+  };
+  rope_config hf = *find_preset("llama2-7b");
+  hf.max_position_embeddings = 4096;
+  rope_config norm = hf;
+  norm.pair_layout = layout::interleaved;
+  for (const auto& c : {pair_case{ROPECHECK_FOREIGN_HF_F32, hf, false}, pair_case{ROPECHECK_FOREIGN_GGML_NORM_F32, norm, true}}) {
+    SCOPED_TRACE(c.path);
+    const auto plug = bind_plugin(load_plugin(c.path));
+    const named_config nc{"foreign", c.cfg, 0};
+    const auto own = c.ggml ? bind_kernel<float, float>("ggml_float", nc, ggml_angle(nc.cfg), ggml_model(nc))
+                            : bind_kernel<float, float>("hf_float", nc, hf_angle<float>(nc.cfg), hf_model<float>(nc));
+    std::vector<long double> x(256);
+    for (std::size_t j = 0; j < x.size(); ++j) x[j] = static_cast<long double>(static_cast<float>(j) * 0.125f - 7.0f);
+    for (const std::int64_t pos : {std::int64_t{0}, std::int64_t{1}, std::int64_t{257}, std::int64_t{4095},
+                                   std::int64_t{1} << 20, (std::int64_t{1} << 24) + 1})
+      for (const auto sense : {rotation_sense::forward, rotation_sense::inverse}) {
+        std::vector<long double> a(x.size()), b(x.size());
+        plug.rotate(x, a, 2, pos, sense);
+        own.rotate(x, b, 2, pos, sense);
+        EXPECT_EQ(a, b) << "position " << pos << (sense == rotation_sense::inverse ? " inverse" : "");
+      }
+  }
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // The audit: every property of the suite.
 

@@ -6,6 +6,7 @@
 // what tests/properties/plugin_test.cpp runs.
 #include "plugin_audit.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <charconv>
 #include <cstdlib>
@@ -16,63 +17,67 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "plugin_child.hpp"
 #include "plugin_loader.hpp"
+#include "plugin_probe.hpp"
 #include "property_runner.hpp"
 #include "rope_properties.hpp"
+#include "ropecheck/judge/allowance.hpp"
 
 namespace ropecheck::test {
 
-rope_under_test bind_plugin(const plugin::loaded_plugin& p) {
+// A kernel behind a door as an implementation under test. The bound is the judge's allowance
+// (ropecheck/judge/allowance.hpp) for the declared convention in the plugin's dtype against exact
+// mathematics — the one every door applies: it covers HF's cos/sin cast to the model dtype and ggml's
+// chain of fp32 products; with fp32_angles false it allows fp64 angles only (--strict).
+rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::string& name, const rope_config& declared,
+                          plugin::dtype t, bool fp32_angles) {
   using plugin::dtype;
-  const named_config nc{p.name(), p.declared(), 0};
   rope_under_test r;
-  r.name = "plugin:" + p.name() + " " + std::string(plugin::to_string(p.element_type()));
-  r.declared = nc.cfg;
-  r.seq_len = nc.seq_len;
-  const dtype t = p.element_type();
+  r.name = "plugin:" + name + " " + std::string(plugin::to_string(t));
+  r.declared = declared;
+  r.seq_len = 0;
   if (t == dtype::f16) r.max_position = 65504;
   r.wide_compute = t == dtype::f64;  // positions to 2^31 for double buffers, 2^24 otherwise
-  r.ref = std::make_shared<const reference::rope_reference>(nc.cfg, nc.seq_len);
-  switch (t) {
-    case dtype::f32: r.to_storage = [](long double v) { return static_cast<long double>(static_cast<float>(v)); }; break;
-    case dtype::f64: r.to_storage = [](long double v) { return static_cast<long double>(static_cast<double>(v)); }; break;
-    case dtype::bf16: r.to_storage = [](long double v) { return scalar_traits<bfloat16>::widen(scalar_traits<bfloat16>::narrow(v)); }; break;
-    case dtype::f16: r.to_storage = [](long double v) { return scalar_traits<float16>::widen(scalar_traits<float16>::narrow(v)); }; break;
-  }
-  r.rotate = [p](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
-                 rotation_sense sense) { p.apply(x, y, heads, pos, sense == rotation_sense::inverse); };
-  // HF's fp32 path (fp32 inv_freq, angle, cos/sin and arithmetic) with its result stored in the
-  // plugin's dtype: the storage rounding is charged for bf16 and fp16 and is nil for fp32 and fp64.
+  r.ref = std::make_shared<const reference::rope_reference>(declared, 0);
+  r.to_storage = [t](long double v) {
+    long double w = 0;
+    unsigned char buf[8];
+    plugin::to_wire(t, std::span<const long double>(&v, 1), buf);
+    plugin::from_wire(t, buf, std::span<long double>(&w, 1));
+    return w;
+  };
+  const std::size_t head_dim = static_cast<std::size_t>(declared.head_dim);
+  r.rotate = [door, t, head_dim](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
+                                 rotation_sense sense) {
+    if (heads <= 0 || x.size() != static_cast<std::size_t>(heads) * head_dim || y.size() != x.size())
+      throw std::invalid_argument("plugin apply: x and y must hold heads * head_dim values");
+    const std::size_t bytes = x.size() * plugin::element_bytes(t);
+    std::vector<unsigned char> xs(bytes), ys(bytes);
+    plugin::to_wire(t, x, xs.data());
+    const std::int64_t positions[1] = {pos};
+    const auto o = door->apply({xs, ys, positions, heads, sense == rotation_sense::inverse});
+    if (!o.ok()) throw std::runtime_error(o.message + " (position " + std::to_string(pos) + ")");
+    plugin::from_wire(t, ys.data(), y);
+  };
   const auto ref = r.ref;
-  const auto model = hf_model<float>(nc);
-  r.bound = [ref, model, t](std::int64_t pos, int band) {
-    const long double af = ref->attention_factor().value();
-    const long double cs = cos_sin_bound(model, *ref, pos, band);
-    switch (t) {
-      case dtype::bf16: return rotation_bound<float, bfloat16>(cs, af) / af;
-      case dtype::f16: return rotation_bound<float, float16>(cs, af) / af;
-      case dtype::f64: return rotation_bound<float, double>(cs, af) / af;
-      case dtype::f32: break;
-    }
-    return rotation_bound<float, float>(cs, af) / af;
+  const auto allow = std::make_shared<const judge::allowance>(declared, audit::judge_dtype(t), judge::reference_kind::exact,
+                                                              !fp32_angles);
+  r.bound = [ref, allow](std::int64_t pos, int band) -> long double {
+    const double angle = std::fabs(static_cast<double>(ref->angle(pos, band).value()));
+    return allow->pair(pos, band, angle);
   };
   return r;
+}
+
+rope_under_test bind_plugin(const plugin::loaded_plugin& p) {
+  return bind_door(std::make_shared<plugin::in_process_door>(p), p.name(), p.declared(), p.element_type(), true);
 }
 
 }  // namespace ropecheck::test
 
 namespace ropecheck::audit {
 namespace {
-
-std::string_view element_type_name(plugin::dtype t) {
-  switch (t) {
-    case plugin::dtype::f32: return "float32";
-    case plugin::dtype::f64: return "float64";
-    case plugin::dtype::bf16: return "bfloat16";
-    case plugin::dtype::f16: return "float16";
-  }
-  return "?";
-}
 
 std::string shortest(double v) {  // the shortest decimal that reads back as v
   char buf[64];
@@ -135,6 +140,47 @@ class progress_listener final : public rc::detail::TestListener {
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 };
 
+// A counterexample input as its nonzero coordinates ("x[3]=0.5, x[67]=-1"): a shrunk 128-vector is
+// mostly zeros, and RapidCheck prints every one. Lines that are not a bracketed list stay as they are.
+std::string sparse_line(const std::string& line) {
+  const auto colon = line.find(": [");
+  if (colon == std::string::npos || line.empty() || line.back() != ']') return line;
+  const std::string body = line.substr(colon + 3, line.size() - colon - 4);
+  std::vector<std::string> items;
+  for (std::size_t at = 0; at <= body.size();) {
+    const auto comma = body.find(", ", at);
+    items.push_back(body.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) break;
+    at = comma + 2;
+  }
+  std::string nonzero;
+  int count = 0;
+  for (std::size_t j = 0; j < items.size(); ++j) {
+    char* end = nullptr;
+    const long double v = std::strtold(items[j].c_str(), &end);
+    if (end == items[j].c_str()) return line;  // not a list of numbers
+    if (v == 0 && !std::signbit(v)) continue;
+    nonzero += (count++ ? ", x[" : "x[") + std::to_string(j) + "]=" + items[j];
+  }
+  const std::string head = line.substr(0, colon) + " (" + std::to_string(items.size()) + " coordinates, " +
+                           std::to_string(count) + " nonzero): ";
+  return head + (count ? nonzero : std::string("all +0"));
+}
+
+std::string sparse_counterexample(const std::string& ce) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < ce.size()) {
+    const auto nl = ce.find('\n', at);
+    out += sparse_line(ce.substr(at, nl == std::string::npos ? std::string::npos : nl - at)) + "\n";
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
+
 }  // namespace
 
 std::vector<std::string> plugin_property_names() {
@@ -143,12 +189,102 @@ std::vector<std::string> plugin_property_names() {
   return v;
 }
 
+namespace {
+
+// The property suite against the kernel behind `door`, appended to out (properties, findings, passed).
+// Each property runs first with the exact-angle allowance (without shrinking); a failure there is run
+// again with the fp32-angle allowance, and passing that makes it a drift warning (strict: one run,
+// exact angles, shrinking).
+void run_properties(plugin_audit_result& out, const rope_config& declared, plugin::dtype t,
+                    const std::shared_ptr<plugin::kernel_door>& door, const plugin_audit_options& options,
+                    const rc::detail::Configuration& config) {
+  const bool strict = options.judge.strict;
+  const test::rope_under_test exact_angles = test::bind_door(door, out.plugin_name, declared, t, false);
+  const test::rope_under_test fp32_angles = test::bind_door(door, out.plugin_name, declared, t, true);
+
+  test::detail::silent_listener silent;
+  progress_listener progress;
+  test::property_run run;
+  run.params = config.testParams;
+  run.params.seed = out.seed;
+  run.params.maxSuccess = out.max_success;
+  run.listener = options.verbose ? static_cast<rc::detail::TestListener*>(&progress) : &silent;
+  run.reproduce = &config.reproduce;
+
+  const auto properties = test::rope_properties();
+  const int total = static_cast<int>(properties.size());
+  for (int i = 0; i < total; ++i) {
+    const auto& p = properties[static_cast<std::size_t>(i)];
+    if (options.on_property) options.on_property(p.name, i, total);
+    if (options.verbose) std::cerr << "[ropecheck audit] " << p.name << " ";
+    run.cases = p.cases;
+    auto run_with = [&](const std::string& id, const test::rope_under_test& impl, bool shrink = true) {
+      test::property_run r1 = run;
+      if (!shrink) r1.params.disableShrinking = true;
+      return test::run_property(id, p.make(impl), r1);
+    };
+    const std::string id = std::string("audit/") + p.name;
+    const auto t0 = std::chrono::steady_clock::now();
+    plugin_property_result r;
+    test::property_outcome o;
+    if (strict || config.reproduce.count(id) > 0) {
+      o = run_with(id, strict ? exact_angles : fp32_angles);
+    } else {
+      // Unshrunk: only whether the exact-angle allowance holds matters here (a failure is run again,
+      // shrinking, with the fp32-angle allowance; a drift warning shows the first excess found).
+      o = run_with(std::string("audit-exact/") + p.name, exact_angles, false);
+      if (!o.passed) {
+        test::property_outcome f = run_with(id, fp32_angles);
+        if (f.passed) {
+          r.drift_warning = true;
+          r.drift = first_line_of(property_message(o.description));
+        }
+        o = std::move(f);
+      }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    r.name = p.name;
+    r.passed = o.passed;
+    r.successes = o.successes;
+    r.description = property_message(o.description);
+    r.counterexample = sparse_counterexample(o.counterexample);
+    if (o.counterexample.empty()) r.counterexample.clear();
+    r.reproduce = o.reproduce;
+    if (!o.reproduce.empty())
+      r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
+    r.seconds = std::chrono::duration<double>(t1 - t0).count();
+    if (!r.passed) out.findings.push_back({"property_failed", r.name + ": " + first_line_of(r.description), 0.5});
+    // A call that crashed, hung or wrote past y during the property is the door's finding (first).
+    if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
+      const auto at = std::find_if(out.findings.begin(), out.findings.end(),
+                                   [](const finding& x) { return x.bug_class.rfind("plugin_", 0) != 0; });
+      out.findings.insert(at, door_finding(*f, "during property " + r.name));
+      out.passed = false;
+    }
+    out.passed = out.passed && r.passed;
+    out.properties.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
 plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_audit_options& options) {
   if (options.max_success < 1)
     throw std::invalid_argument("audit_plugin: max_success must be >= 1, got " + std::to_string(options.max_success));
-  const plugin::loaded_plugin loaded = plugin::load_plugin(lib.string());
-  const test::rope_under_test impl = test::bind_plugin(loaded);
+  const plugin::loaded_plugin loaded = options.isolate ? plugin::load_plugin_guarded(lib.string(), options.timeout_seconds)
+                                                       : plugin::load_plugin(lib.string());
+  std::shared_ptr<plugin::kernel_door> door;
+  if (options.isolate)
+    door = std::make_shared<plugin::child_process_door>(loaded, options.timeout_seconds);
+  else
+    door = std::make_shared<plugin::in_process_door>(loaded);
+  return audit_plugin_door(lib, loaded.name(), loaded.declared(), loaded.element_type(), door, options);
+}
 
+plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const std::string& name,
+                                      const rope_config& declared, plugin::dtype t,
+                                      const std::shared_ptr<plugin::kernel_door>& door,
+                                      const plugin_audit_options& options) {
   // RapidCheck's parameters: options.rc_params, else RC_PARAMS' (RapidCheck's configuration, which
   // announces itself on stderr, is only read when RC_PARAMS is set). Their max_size, discard
   // ratio, noshrink and reproduce entries apply; max_success is ours, and so is the seed if given.
@@ -173,47 +309,40 @@ plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_
 
   plugin_audit_result out;
   out.plugin_path = lib.string();
-  out.plugin_name = loaded.name();
-  out.element_type = element_type_name(loaded.element_type());
-  out.convention = convention_line(loaded.declared());
+  out.plugin_name = name;
+  out.element_type = judge_dtype(t);
+  out.convention = convention_line(declared);
+  out.declared = declared;
   out.seed = seed;
   out.max_success = options.max_success;
+  out.strict = options.judge.strict;
   out.rerun = "ropecheck audit --plugin " + shell_word(out.plugin_path) + " --seed " + std::to_string(out.seed);
   if (out.max_success != 100) out.rerun += " --max-success " + std::to_string(out.max_success);
+  if (options.judge.reference != reference_kind::exact)
+    out.rerun += " --reference " + std::string(to_string(options.judge.reference));
+  if (options.judge.strict) out.rerun += " --strict";
 
-  test::detail::silent_listener silent;
-  progress_listener progress;
-  test::property_run run;
-  run.params = config.testParams;
-  run.params.seed = out.seed;
-  run.params.maxSuccess = out.max_success;
-  run.listener = options.verbose ? static_cast<rc::detail::TestListener*>(&progress) : &silent;
-  run.reproduce = &config.reproduce;
-
-  const auto properties = test::rope_properties();
-  const int total = static_cast<int>(properties.size());
-  out.passed = true;
-  for (int i = 0; i < total; ++i) {
-    const auto& p = properties[static_cast<std::size_t>(i)];
-    if (options.on_property) options.on_property(p.name, i, total);
-    if (options.verbose) std::cerr << "[ropecheck audit] " << p.name << " ";
-    run.cases = p.cases;
-    const auto t0 = std::chrono::steady_clock::now();
-    const test::property_outcome o = test::run_property(std::string("audit/") + p.name, p.make(impl), run);
-    const auto t1 = std::chrono::steady_clock::now();
-    plugin_property_result r;
-    r.name = p.name;
-    r.passed = o.passed;
-    r.successes = o.successes;
-    r.description = property_message(o.description);
-    r.counterexample = o.counterexample;
-    r.reproduce = o.reproduce;
-    if (!o.reproduce.empty())
-      r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
-    r.seconds = std::chrono::duration<double>(t1 - t0).count();
-    out.passed = out.passed && r.passed;
-    out.properties.push_back(std::move(r));
+  // 1. The probe, judged as its dump would be.
+  const auto t0 = std::chrono::steady_clock::now();
+  probe_run probe = run_probe(*door, declared, t, seed);
+  (void)door->take_failure();  // already a finding of the probe
+  const auto t1 = std::chrono::steady_clock::now();
+  out.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
+  out.probe = std::move(probe.d);
+  out.probe_ran = probe.ran;
+  out.findings = probe.findings;
+  if (probe.ran) {
+    audit_options o = options.judge;
+    o.progress = nullptr;
+    out.judged = audit(out.probe, declared, o);
+    out.findings.insert(out.findings.end(), out.judged.findings.begin(), out.judged.findings.end());
+    out.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   }
+  out.passed = probe.ran && probe.findings.empty() && out.judged.pass;
+
+  // 2. The properties (not when the kernel could not even answer the probe).
+  if (options.run_properties && probe.ran) run_properties(out, declared, t, door, options, config);
+  out.exit_code = out.passed ? 0 : 1;
   return out;
 }
 

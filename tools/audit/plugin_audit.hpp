@@ -1,22 +1,26 @@
-// tools/audit/plugin_audit.hpp — `ropecheck audit --plugin lib.so`: the property suite driven
-// against a foreign kernel.
+// tools/audit/plugin_audit.hpp — `ropecheck audit --plugin lib.so`: a foreign kernel behind the C
+// plugin interface (src/ropecheck/plugin.h, loaded by plugin_loader.hpp) judged as a dump is, and run
+// through the property suite.
 //
-// audit_plugin(lib) loads a kernel behind the C plugin interface (src/ropecheck/plugin.h, loaded
-// by plugin_loader.hpp) and runs it through the same property drivers as ropecheck's own kernels
-// (tests/properties/rope_properties.hpp, in the order the mutation table reports): the rotation
-// matches the MPFR reference within the error model, norms are preserved, the inverse undoes the
-// rotation, rotations compose additively, the materialised matrix is orthogonal, the relative
-// offset identity holds, scores are shift invariant. The bound is that of HF's fp32 path stored in
-// the plugin's dtype (tools/judge/include/ropecheck/judge/error_model.hpp). Each property is run with RapidCheck's shrinking, so
-// a failure comes back as a minimal counterexample with the property's own message (the worst
-// coordinate in hex floats, with its position and band) and a string that replays it.
+// 1. Probe + judge. The probe set (ropecheck/judge/probe.hpp, make_probe(declared, seed)) is converted
+//    exactly to the plugin's dtype and applied in one call; y is widened exactly, and the dump
+//    {positions, x, y} goes to the one judge (ropecheck/judge/judge.hpp) with options.judge — the
+//    options `ropecheck audit` builds from the same flags. So the verdict, its findings (classes and
+//    order) and the exit code are exactly those of `ropecheck audit` on a file of those outputs
+//    (tests/plugin_door_test.cpp checks it for every example plugin).
+// 2. Properties (tests/properties/rope_properties.hpp, in the order the mutation table reports): the
+//    rotation matches the MPFR reference, norms are preserved, the inverse undoes the rotation,
+//    rotations compose additively, the materialised matrix is orthogonal, the relative offset identity
+//    holds, scores are shift invariant. Each runs with RapidCheck's shrinking, so a failure comes back
+//    as a minimal counterexample with the property's own message and a string that replays it.
 //
 // Seed: options.seed, else RC_PARAMS="seed=N" (or options.rc_params), else ROPECHECK_SEED, else
-// the suite's fixed default (as the test suites). The same seed and max_success give the same
-// results, whether verbose or not. RC_PARAMS="reproduce=..." (a property's `reproduce`) replays
-// exactly that shrunk counterexample; the properties it does not name then pass with 0 cases.
+// the suite's fixed default (as the test suites); the probe's inputs are drawn from the same seed.
+// The same seed and max_success give the same results, whether verbose or not.
+// RC_PARAMS="reproduce=..." (a property's `reproduce`) replays exactly that shrunk counterexample;
+// the properties it does not name then pass with 0 cases.
 //
-// Light header: std types only (no RapidCheck, MPFR or loader internals).
+// Light header: std types and the judge's verdict (no RapidCheck, MPFR, dlopen or loader internals).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +30,17 @@
 #include <string>
 #include <vector>
 
+#include "ropecheck/judge/judge.hpp"
+
 namespace ropecheck::audit {
 
 struct plugin_property_result {
   std::string name;            // the property, e.g. "rotation_matches_reference"
   bool passed = false;
+  // Passed under the fp32-angle allowance but not under the exact-angle one (fp64 angles): the
+  // excess is angle drift only, a warning (never set in strict mode, where it is a failure).
+  bool drift_warning = false;
+  std::string drift;           // the exact-angle run's message and counterexample, when drift_warning
   int successes = 0;           // cases that passed (all of them when passed)
   std::string description;     // why it failed: the property's message (empty when passed)
   std::string counterexample;  // the shrunk counterexample, one "    name: value" line per input
@@ -47,6 +57,14 @@ struct plugin_audit_options {
   // variable: e.g. a property's `reproduce` replays its counterexample. Only its seed (when no
   // `seed` is given), max_size, max_discard_ratio, noshrink and reproduce entries are used.
   std::optional<std::string> rc_params;
+  // The judge's options, as `ropecheck audit` builds them from --reference, --strict,
+  // --tolerance-ulps, --seq-len, --threads. Its progress callback is not called.
+  audit_options judge;
+  bool run_properties = true;  // false: probe + judge only
+  // Every apply() runs in a child process (plugin_child.hpp): a crash, a hang past timeout_seconds
+  // or a write past y is a finding, not a crash of ropecheck. false: in this process (tests).
+  bool isolate = true;
+  double timeout_seconds = 10;  // per apply() call (--plugin-timeout)
   // Called before each property is run (index 0-based, total = the number of properties).
   std::function<void(const std::string& property, int index, int total)> on_property;
 };
@@ -58,15 +76,29 @@ struct plugin_audit_result {
   std::string convention;    // one line: head_dim, rotary_dim, base, scaling, factor, layout, ...
   std::uint64_t seed = 0;
   int max_success = 0;
+  bool strict = false;       // judged with --strict
   std::string rerun;         // command line rerunning the whole audit: ropecheck audit --plugin <lib> --seed N ...
   std::vector<plugin_property_result> properties;
-  bool passed = false;       // every property passed
+  rope_config declared;      // the convention the plugin declares (what the judge is told)
+  dump probe;                // the probe set and what the plugin returned on it (the judged dump)
+  verdict judged;            // the judge's verdict on `probe`
+  bool probe_ran = false;    // the plugin answered the probe (else `judged` is empty)
+  // Every finding, most important first: the plugin door's own (plugin_crashed, plugin_timeout,
+  // plugin_out_of_bounds, plugin_nondeterministic), then the judge's in its order, then one
+  // property_failed per failing property (one property_drift warning per drift-only excess).
+  std::vector<finding> findings;
+  bool passed = false;       // no finding of the door, the judge passed, every property passed
+  int exit_code = 1;         // 0 passed, 1 failed
+  double seconds_probe = 0;  // applying the probe (both calls, the child's fork included)
+  double seconds_judge = 0;  // the judge's verdict and diagnosis on it
 };
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded
-// (missing file, missing symbol, ABI mismatch, invalid convention; the message names the file),
-// std::invalid_argument when max_success < 1 or rc_params cannot be parsed. A plugin whose apply() fails or throws during the
-// audit fails the property it happened in (the message is the property's description).
+// (missing file, missing symbol, ABI mismatch, invalid convention, a crash or hang while loading; the
+// message names the file), std::invalid_argument when max_success < 1 or rc_params cannot be parsed.
+// Everything apply() does is a result: a crash, a hang, a write past y, a nonzero return on the probe
+// is the door's finding (the probe is then not judged and no property runs); during a property it
+// fails that property (its message says what happened) and is the door's finding too.
 [[nodiscard]] plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_audit_options& options = {});
 
 // The property names audit_plugin runs, in order.

@@ -54,48 +54,70 @@ void* symbol(void* handle, const std::string& path, const std::string& name, boo
   return err ? nullptr : p;
 }
 
-template <class T>
-T narrow_exactly(long double v, std::size_t index) {
+template <class T, class V>
+T narrow_exactly(V v, std::size_t index) {
   T t;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
     t = static_cast<T>(v);
   else
-    t = scalar_traits<T>::narrow(v);
+    t = scalar_traits<T>::narrow(static_cast<long double>(v));
   const long double back = scalar_traits<T>::widen(t);
-  if (!(back == v) && !(std::isnan(back) && std::isnan(v)))
+  if (!(back == static_cast<long double>(v)) && !(std::isnan(back) && std::isnan(v)))
     throw std::domain_error("plugin apply: x[" + std::to_string(index) + "] is not representable in " +
                             std::string(scalar_name<T>()));
   return t;
 }
 
-template <class T, class Wire>
-void call_apply(loaded_plugin::state& s, std::span<const long double> x, std::span<long double> y, int heads,
-                std::int64_t pos, bool inverse) {
-  std::vector<Wire> xs(x.size()), ys(x.size());
+template <class T, class Wire, class V>
+void to_wire_as(std::span<const V> x, void* out) {
+  auto* w = static_cast<Wire*>(out);
   for (std::size_t j = 0; j < x.size(); ++j) {
     const T t = narrow_exactly<T>(x[j], j);
     if constexpr (std::is_same_v<T, Wire>)
-      xs[j] = t;
+      w[j] = t;
     else
-      xs[j] = scalar_traits<T>::bits(t);
+      w[j] = scalar_traits<T>::bits(t);
   }
-  int rc = 0;
-  {
-    const std::lock_guard<std::mutex> lock(s.call);
-    rc = s.apply(xs.data(), ys.data(), &pos, 1, heads, inverse ? 1 : 0);
-  }
-  if (rc != 0)
-    fail(s.path, "ropecheck_plugin_apply returned error code " + std::to_string(rc) + " (position " +
-                     std::to_string(pos) + ", heads " + std::to_string(heads) + ")");
-  for (std::size_t j = 0; j < y.size(); ++j) {
+}
+
+template <class T, class Wire, class V>
+void from_wire_as(const void* in, std::span<V> out) {
+  const auto* w = static_cast<const Wire*>(in);
+  for (std::size_t j = 0; j < out.size(); ++j) {
     if constexpr (std::is_same_v<T, Wire>)
-      y[j] = scalar_traits<T>::widen(ys[j]);
+      out[j] = static_cast<V>(scalar_traits<T>::widen(w[j]));
     else
-      y[j] = scalar_traits<T>::widen(scalar_traits<T>::from_bits(ys[j]));
+      out[j] = static_cast<V>(scalar_traits<T>::widen(scalar_traits<T>::from_bits(w[j])));
+  }
+}
+
+template <class V>
+void to_wire_any(dtype t, std::span<const V> x, void* out) {
+  switch (t) {
+    case dtype::f32: return to_wire_as<float, float>(x, out);
+    case dtype::f64: return to_wire_as<double, double>(x, out);
+    case dtype::bf16: return to_wire_as<bfloat16, std::uint16_t>(x, out);
+    case dtype::f16: return to_wire_as<float16, std::uint16_t>(x, out);
+  }
+}
+
+template <class V>
+void from_wire_any(dtype t, const void* in, std::span<V> out) {
+  switch (t) {
+    case dtype::f32: return from_wire_as<float, float>(in, out);
+    case dtype::f64: return from_wire_as<double, double>(in, out);
+    case dtype::bf16: return from_wire_as<bfloat16, std::uint16_t>(in, out);
+    case dtype::f16: return from_wire_as<float16, std::uint16_t>(in, out);
   }
 }
 
 }  // namespace
+
+std::size_t element_bytes(dtype t) noexcept { return t == dtype::f64 ? 8 : t == dtype::f32 ? 4 : 2; }
+void to_wire(dtype t, std::span<const double> x, void* out) { to_wire_any(t, x, out); }
+void to_wire(dtype t, std::span<const long double> x, void* out) { to_wire_any(t, x, out); }
+void from_wire(dtype t, const void* in, std::span<double> out) { from_wire_any(t, in, out); }
+void from_wire(dtype t, const void* in, std::span<long double> out) { from_wire_any(t, in, out); }
 
 rope_config to_rope_config(const ropecheck_convention& c, const std::string& origin) {
   if (c.abi != ROPECHECK_PLUGIN_ABI)
@@ -171,18 +193,27 @@ std::string loaded_plugin::name() const {
   return stem;
 }
 
+int loaded_plugin::apply_raw(const void* x, void* y, const std::int64_t* positions, std::int64_t tokens, int heads,
+                             bool inverse) const {
+  const std::lock_guard<std::mutex> lock(s_->call);
+  return s_->apply(x, y, positions, tokens, heads, inverse ? 1 : 0);
+}
+
 void loaded_plugin::apply(std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
                           bool inverse) const {
   const auto n = static_cast<std::size_t>(heads) * static_cast<std::size_t>(s_->cfg.head_dim);
   if (heads <= 0 || x.size() != n || y.size() != n)
     throw std::invalid_argument("plugin apply: x and y must hold heads * head_dim = " + std::to_string(n) +
                                 " values, got " + std::to_string(x.size()) + " and " + std::to_string(y.size()));
-  switch (element_type()) {
-    case dtype::f32: return call_apply<float, float>(*s_, x, y, heads, pos, inverse);
-    case dtype::f64: return call_apply<double, double>(*s_, x, y, heads, pos, inverse);
-    case dtype::bf16: return call_apply<bfloat16, std::uint16_t>(*s_, x, y, heads, pos, inverse);
-    case dtype::f16: return call_apply<float16, std::uint16_t>(*s_, x, y, heads, pos, inverse);
-  }
+  const dtype t = element_type();
+  const std::size_t bytes = element_bytes(t);
+  std::vector<unsigned char> xs(n * bytes), ys(n * bytes);
+  to_wire(t, x, xs.data());
+  const int rc = apply_raw(xs.data(), ys.data(), &pos, 1, heads, inverse);
+  if (rc != 0)
+    fail(s_->path, "ropecheck_plugin_apply returned error code " + std::to_string(rc) + " (position " +
+                       std::to_string(pos) + ", heads " + std::to_string(heads) + ")");
+  from_wire(t, ys.data(), y);
 }
 
 }  // namespace ropecheck::plugin

@@ -30,6 +30,15 @@ class plugin_error : public std::runtime_error {
 // Element type of the plugin's buffers (mirrors enum ropecheck_dtype).
 enum class dtype : std::int32_t { f32 = ROPECHECK_DTYPE_F32, f64 = ROPECHECK_DTYPE_F64, bf16 = ROPECHECK_DTYPE_BF16, f16 = ROPECHECK_DTYPE_F16 };
 [[nodiscard]] std::string_view to_string(dtype t) noexcept;  // "float", "double", "bfloat16", "float16"
+[[nodiscard]] std::size_t element_bytes(dtype t) noexcept;   // 4, 8, 2, 2
+
+// The wire format of apply()'s buffers. to_wire converts each value exactly into t (a value t cannot
+// hold throws std::domain_error naming its index: inputs are chosen exact, so this is a guard);
+// from_wire widens exactly (every plugin dtype is a subset of double).
+void to_wire(dtype t, std::span<const double> x, void* out);
+void to_wire(dtype t, std::span<const long double> x, void* out);
+void from_wire(dtype t, const void* in, std::span<double> out);
+void from_wire(dtype t, const void* in, std::span<long double> out);
 
 // Test hooks: the symbol names to resolve (a wrong name exercises the missing-symbol path).
 struct load_options {
@@ -56,6 +65,10 @@ class loaded_plugin {
   // apply() returns nonzero, std::invalid_argument on a size mismatch.
   void apply(std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
              bool inverse) const;
+
+  // apply() itself on wire buffers of `tokens` tokens (serialised like every call); its return code.
+  [[nodiscard]] int apply_raw(const void* x, void* y, const std::int64_t* positions, std::int64_t tokens, int heads,
+                              bool inverse) const;
 
   struct state;  // the library handle and the resolved symbols
 

@@ -1,0 +1,410 @@
+// The plugin door (tools/audit/plugin_audit.hpp): probe + judge + properties on the example plugins
+// of tools/audit/plugins/, written in the style of foreign kernels. Every correct convention passes
+// (at most an angle_drift_fp32 warning), every bug fails with its class named first, and the door's
+// verdict is exactly `ropecheck audit`'s on a file of the same outputs: the probe's positions, x and
+// y are written to a safetensors dump, the command line audits it with the same claim and the same
+// judge flags, and pass, exit code and the bug_class list must be equal.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "plugin_audit.hpp"
+#include "plugin_child.hpp"
+#include "plugin_loader.hpp"
+#include "support/safetensors_writer.hpp"
+
+#ifndef ROPECHECK_CLI
+#error "ROPECHECK_CLI must name the ropecheck executable"
+#endif
+
+namespace ropecheck::audit {
+namespace {
+
+struct plugin_case {
+  const char* name;
+  const char* path;
+  int exit_code;           // expected
+  const char* first_class; // expected first finding ("" for a pass)
+};
+
+// name, .so, expected exit, first bug class: generated from tools/audit/plugin_audit.cmake's list.
+const std::vector<plugin_case> kCases = {
+#include "plugin_door_cases.inc"
+};
+
+constexpr std::uint64_t kSeed = 0x5eed2026;
+
+std::vector<std::string> classes(const std::vector<finding>& f) {
+  std::vector<std::string> v;
+  for (const auto& x : f) v.push_back(x.bug_class);
+  return v;
+}
+
+std::string st_dtype(const std::string& judge_dtype) {
+  if (judge_dtype == "float32") return "F32";
+  if (judge_dtype == "float64") return "F64";
+  if (judge_dtype == "bfloat16") return "BF16";
+  return "F16";
+}
+
+plugin::dtype wire_dtype(const std::string& judge_dtype) {
+  if (judge_dtype == "float32") return plugin::dtype::f32;
+  if (judge_dtype == "float64") return plugin::dtype::f64;
+  if (judge_dtype == "bfloat16") return plugin::dtype::bf16;
+  return plugin::dtype::f16;
+}
+
+// The probe's dump as the safetensors file a user would write of those outputs.
+void write_probe(const std::string& path, const dump& d) {
+  const plugin::dtype t = wire_dtype(d.dtype);
+  const std::vector<std::int64_t> shape = {d.tokens, d.heads, d.head_dim};
+  std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
+  plugin::to_wire(t, d.x, x.data());
+  plugin::to_wire(t, d.y, y.data());  // exact: y was widened exactly from these bits
+  test::write_safetensors(path, {{"positions", "I64", {d.tokens}, test::raw_bytes(d.positions)},
+                                 {"x", st_dtype(d.dtype), shape, x},
+                                 {"y", st_dtype(d.dtype), shape, y}});
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// The claim as `ropecheck audit` flags (the declared convention, field by field).
+std::string claim_flags(const rope_config& c) {
+  std::string s = " --head-dim " + std::to_string(c.head_dim) + " --rotary-dim " + std::to_string(c.rotary_dim) +
+                  " --base " + num(c.base) + " --layout " + std::string(to_string(c.pair_layout)) + " --scaling " +
+                  std::string(to_string(c.scaling)) + " --factor " + num(c.factor) + " --max-position-embeddings " +
+                  std::to_string(c.max_position_embeddings) + " --beta-fast " + num(c.beta_fast) + " --beta-slow " +
+                  num(c.beta_slow);
+  if (c.original_max_position_embeddings > 0)
+    s += " --original-max-position-embeddings " + std::to_string(c.original_max_position_embeddings);
+  return s;
+}
+
+struct cli_verdict {
+  int exit_code = -1;
+  bool pass = false;
+  std::vector<std::string> classes;
+};
+
+cli_verdict run_cli(const std::string& dump_path, const rope_config& claim, const std::string& judge_flags) {
+  const std::string json = dump_path + ".json";
+  const std::string cmd = std::string(ROPECHECK_CLI) + " audit " + dump_path + claim_flags(claim) + judge_flags +
+                          " --quiet --json " + json + " > " + dump_path + ".txt 2>&1";
+  const int status = std::system(cmd.c_str());
+  cli_verdict v;
+  v.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(json);
+  if (!in) {
+    ADD_FAILURE() << "no JSON from: " << cmd;
+    return v;
+  }
+  const auto j = nlohmann::json::parse(in);
+  v.pass = j.at("pass").get<bool>();
+  EXPECT_EQ(j.at("exit_code").get<int>(), v.exit_code) << cmd;
+  for (const auto& f : j.at("findings")) v.classes.push_back(f.at("bug_class").get<std::string>());
+  return v;
+}
+
+// A directory of this process for the dumps and the command line's outputs, removed at exit.
+std::filesystem::path scratch_dir() {
+  struct scratch {
+    std::filesystem::path p = std::filesystem::temp_directory_path() / ("ropecheck_plugin_door_" + std::to_string(::getpid()));
+    scratch() { std::filesystem::create_directories(p); }
+    ~scratch() {
+      std::error_code ec;
+      std::filesystem::remove_all(p, ec);
+    }
+  };
+  static const scratch s;
+  return s.p;
+}
+
+// The door's verdict and the command line's on the probe's dump are the same.
+void expect_same_as_dump_audit(const plugin_case& c, const plugin_audit_result& r, const std::string& judge_flags) {
+  ASSERT_TRUE(r.probe_ran) << c.name;
+  const std::string path = (scratch_dir() / (std::string(c.name) + ".safetensors")).string();
+  write_probe(path, r.probe);
+  const cli_verdict cli = run_cli(path, r.declared, judge_flags);
+  EXPECT_EQ(cli.pass, r.judged.pass) << c.name << judge_flags;
+  EXPECT_EQ(cli.exit_code, r.judged.pass ? 0 : 1) << c.name << judge_flags;
+  // The door lists its own findings (plugin_*: what no dump can show) first, then the judge's in the
+  // judge's order; without findings of its own its exit code is the dump audit's.
+  const auto door = classes(r.findings);
+  std::size_t own = 0;
+  while (own < door.size() && door[own].rfind("plugin_", 0) == 0) ++own;
+  if (own == 0) EXPECT_EQ(cli.exit_code, r.exit_code) << c.name << judge_flags << ": the door's exit code";
+  ASSERT_GE(door.size(), own + cli.classes.size()) << c.name;
+  EXPECT_EQ(std::vector<std::string>(door.begin() + static_cast<std::ptrdiff_t>(own),
+                                     door.begin() + static_cast<std::ptrdiff_t>(own + cli.classes.size())),
+            cli.classes)
+      << c.name;
+}
+
+plugin_audit_result audit_case(const plugin_case& c, const audit_options& judge = {}) {
+  plugin_audit_options o;
+  o.seed = kSeed;
+  o.judge = judge;
+  o.timeout_seconds = 2;  // fault_hang: one wait
+  return audit_plugin(c.path, o);
+}
+
+TEST(PluginDoor, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_dump_audit) {
+  std::cout << "[ropecheck] seed " << kSeed << " (probe and properties)\n";
+  ASSERT_GE(kCases.size(), 18u);
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.name);
+    if (c.exit_code == 2) {  // cannot be loaded: plugin_error naming the file and what happened
+      try {
+        (void)audit_case(c);
+        ADD_FAILURE() << "expected plugin_error";
+      } catch (const plugin::plugin_error& e) {
+        EXPECT_NE(std::string(e.what()).find(c.first_class), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.path), std::string::npos) << e.what();
+        std::cout << "[plugin door] " << c.name << ": " << e.what() << "\n";
+      }
+      continue;
+    }
+    const auto r = audit_case(c);
+    std::cout << "[plugin door] " << c.name << ": exit " << r.exit_code << ", findings";
+    for (const auto& f : r.findings) std::cout << " " << f.bug_class;
+    std::cout << "\n";
+    EXPECT_EQ(r.exit_code, c.exit_code);
+    if (c.exit_code == 0) {
+      EXPECT_TRUE(r.passed);
+      for (const auto& f : r.findings) EXPECT_EQ(f.bug_class, "angle_drift_fp32") << f.sentence;  // at most a warning
+      for (const auto& p : r.properties) EXPECT_TRUE(p.passed) << p.name << ": " << p.description;
+    } else {
+      EXPECT_FALSE(r.passed);
+      ASSERT_FALSE(r.findings.empty());
+      EXPECT_EQ(r.findings.front().bug_class, c.first_class) << r.findings.front().sentence;
+    }
+    if (r.probe_ran) expect_same_as_dump_audit(c, r, "");
+  }
+}
+
+const plugin_case& find_case(const std::string& name) {
+  for (const auto& c : kCases)
+    if (c.name == name) return c;
+  throw std::invalid_argument("no example plugin " + name);
+}
+
+TEST(PluginDoor, the_judge_flags_mean_the_same_for_the_plugin_and_for_the_dump) {
+  struct variant {
+    const char* plugin;
+    const char* flags;
+    audit_options judge;
+  };
+  audit_options hf, ggml, strict;
+  hf.reference = reference_kind::hf;
+  ggml.reference = reference_kind::ggml;
+  strict.strict = true;
+  for (const auto& v : {variant{"hf_f32", " --reference hf", hf}, variant{"ggml_norm_f32", " --reference ggml", ggml},
+                        variant{"ggml_norm_f32", " --reference hf", hf}, variant{"hf_f32", " --strict", strict},
+                        variant{"bug_base_500000", " --reference hf", hf}}) {
+    SCOPED_TRACE(std::string(v.plugin) + v.flags);
+    const auto& c = find_case(v.plugin);
+    const auto r = audit_case(c, v.judge);
+    ASSERT_TRUE(r.probe_ran);
+    const std::string path = (scratch_dir() / (std::string(c.name) + "_flags.safetensors")).string();
+    write_probe(path, r.probe);
+    const cli_verdict cli = run_cli(path, r.declared, v.flags);
+    EXPECT_EQ(cli.pass, r.judged.pass);
+    EXPECT_EQ(cli.classes, classes(r.judged.findings));
+    std::cout << "[plugin door]" << v.flags << " " << v.plugin << ": judge " << (r.judged.pass ? "pass" : "FAIL")
+              << ", door exit " << r.exit_code << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::audit
+
+namespace ropecheck::plugin {
+namespace {
+
+// One fp32 call of one token of one head (128 coordinates) through `door`.
+apply_outcome call_at(kernel_door& door, std::int64_t pos, std::vector<float>& y) {
+  std::vector<float> x(128, 0.5f);
+  y.assign(128, 0.0f);
+  const std::int64_t positions[1] = {pos};
+  return door.apply({std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(x.data()), 512),
+                     std::span<unsigned char>(reinterpret_cast<unsigned char*>(y.data()), 512), positions, 1, false});
+}
+
+const char* path_of(const std::string& name) {
+  for (const auto& c : audit::kCases)
+    if (c.name == name) return c.path;
+  throw std::invalid_argument("no example plugin " + name);
+}
+
+TEST(ChildProcessDoor, serves_every_call_from_one_child_and_answers_as_the_library_does) {
+  const auto lib = load_plugin(path_of("hf_f32"));
+  child_process_door child(lib, 10);
+  in_process_door direct(lib);
+  std::vector<float> a, b;
+  for (std::int64_t p : {0, 1, 255, 4096, 131071, 16777216}) {
+    ASSERT_TRUE(call_at(child, p, a).ok());
+    ASSERT_TRUE(call_at(direct, p, b).ok());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), 512), 0) << "position " << p;  // bitwise
+  }
+  EXPECT_EQ(child.forks(), 1);  // one fork for the whole batch of calls
+  EXPECT_FALSE(child.take_failure());
+}
+
+TEST(ChildProcessDoor, a_crash_is_named_with_its_signal_and_the_next_call_gets_a_new_child) {
+  child_process_door door(load_plugin(path_of("fault_segv")), 10);
+  std::vector<float> y;
+  EXPECT_TRUE(call_at(door, 4096, y).ok());  // the kernel crashes past 4096 only
+  const auto o = call_at(door, 4097, y);
+  EXPECT_EQ(o.status, apply_status::crashed);
+  EXPECT_EQ(o.signal, SIGSEGV);
+  EXPECT_NE(o.message.find("SIGSEGV"), std::string::npos) << o.message;
+  EXPECT_TRUE(call_at(door, 4096, y).ok());
+  EXPECT_EQ(door.forks(), 2);
+  const auto f = door.take_failure();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->status, apply_status::crashed);
+  child_process_door aborting(load_plugin(path_of("fault_abort")), 10);
+  EXPECT_EQ(call_at(aborting, 5000, y).signal, SIGABRT);
+}
+
+TEST(ChildProcessDoor, a_write_past_y_faults_on_the_guard_page) {
+  child_process_door door(load_plugin(path_of("fault_write_past_y")), 10);
+  std::vector<float> y;
+  const auto o = call_at(door, 3, y);
+  EXPECT_EQ(o.status, apply_status::out_of_bounds) << o.message;
+  EXPECT_NE(o.message.find("wrote past the end of y"), std::string::npos) << o.message;
+  // The same kernel without the stray write answers through the same door geometry.
+  child_process_door good(load_plugin(path_of("hf_f32")), 10);
+  EXPECT_TRUE(call_at(good, 3, y).ok());
+}
+
+TEST(ChildProcessDoor, a_hang_is_killed_at_the_time_limit_and_closes_the_door) {
+  child_process_door door(load_plugin(path_of("fault_hang")), 0.5);
+  std::vector<float> y;
+  EXPECT_TRUE(call_at(door, 4096, y).ok());  // hangs past 4096 only
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto o = call_at(door, 4097, y);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(o.status, apply_status::timeout) << o.message;
+  EXPECT_GE(waited, 0.5);
+  EXPECT_LT(waited, 5.0);
+  const auto t1 = std::chrono::steady_clock::now();
+  EXPECT_EQ(call_at(door, 1, y).status, apply_status::unavailable);  // no second wait
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count(), 0.5);
+}
+
+}  // namespace
+}  // namespace ropecheck::plugin
+
+namespace ropecheck::audit {
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int count_of(const std::string& s, const std::string& needle) {
+  int n = 0;
+  for (auto at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// `ropecheck audit --plugin` writes the dump audit's JSON keys (plus the plugin's and the properties)
+// and a JUnit file with one testcase for the judge, failing with the first bug class, and one per property.
+TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_judge_and_each_property) {
+  for (const std::string name : {"hf_f32", "bug_base_500000", "fault_segv"}) {
+    SCOPED_TRACE(name);
+    const auto& c = find_case(name);
+    const std::string base = (scratch_dir() / ("cli_" + name)).string();
+    const std::string cmd = std::string(ROPECHECK_CLI) + " audit --plugin " + c.path + " --seed " +
+                            std::to_string(kSeed) + " --quiet --json " + base + ".json --junit " + base + ".xml > " +
+                            base + ".txt 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), c.exit_code);
+    const auto j = nlohmann::json::parse(read_all(base + ".json"));
+    EXPECT_EQ(j.at("kind"), "plugin");
+    EXPECT_EQ(j.at("exit_code").get<int>(), c.exit_code);
+    const auto r = audit_case(c);
+    if (r.probe_ran) {  // the dump audit's own JSON of the probe: every key is there
+      const std::string dump_path = base + ".safetensors";
+      write_probe(dump_path, r.probe);
+      (void)run_cli(dump_path, r.declared, "");
+      const auto d = nlohmann::json::parse(read_all(dump_path + ".json"));
+      for (const auto& [key, value] : d.items()) EXPECT_TRUE(j.contains(key)) << "missing key " << key;
+      EXPECT_EQ(j.at("properties").size(), 7u);
+    }
+    ASSERT_FALSE(j.at("findings").empty() && c.exit_code != 0);
+    const std::string xml = read_all(base + ".xml");
+    EXPECT_EQ(count_of(xml, "<testcase "), 1 + static_cast<int>(j.at("properties").size())) << xml;
+    if (c.exit_code != 0)
+      EXPECT_NE(xml.find("<failure type=\"" + std::string(c.first_class) + "\""), std::string::npos) << xml;
+    else
+      EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::audit
+
+namespace ropecheck::audit {
+namespace {
+
+// ggml's chain of fp32 products is a correct convention: its property excesses over the exact-angle
+// allowance are drift warnings; --strict (exact angles for every dtype) fails them and the judge names
+// angle_drift_fp32. A shrunk counterexample prints its input vectors as their nonzero coordinates.
+TEST(PluginDoor, drift_is_a_warning_by_default_and_a_failure_under_strict) {
+  const auto& c = find_case("ggml_norm_f32");
+  const auto lenient = audit_case(c);
+  EXPECT_TRUE(lenient.passed);
+  int warnings = 0;
+  for (const auto& p : lenient.properties) {
+    EXPECT_TRUE(p.passed) << p.name;
+    if (p.drift_warning) {
+      ++warnings;
+      EXPECT_NE(p.drift.find("> bound"), std::string::npos) << p.drift;  // the exact-angle excess, with figures
+    }
+  }
+  EXPECT_GE(warnings, 1);
+  audit_options strict;
+  strict.strict = true;
+  const auto r = audit_case(c, strict);
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().bug_class, "angle_drift_fp32");
+  int failed = 0;
+  for (const auto& p : r.properties) {
+    EXPECT_FALSE(p.drift_warning) << p.name;  // no warnings in strict mode: a failure or a pass
+    if (p.passed) continue;
+    ++failed;
+    EXPECT_FALSE(p.reproduce.empty()) << p.name;
+    if (p.counterexample.find("std::vector") != std::string::npos) {
+      EXPECT_NE(p.counterexample.find("nonzero): "), std::string::npos) << p.counterexample;
+      EXPECT_EQ(p.counterexample.find(", 0, 0"), std::string::npos) << p.counterexample;  // no run of zeros
+    }
+    std::cout << "[plugin door] --strict " << p.name << ":\n" << p.counterexample;
+  }
+  EXPECT_GE(failed, 1);
+}
+
+}  // namespace
+}  // namespace ropecheck::audit

@@ -1,0 +1,176 @@
+// tools/audit/plugin_output.cpp — see plugin_output.hpp.
+#include "plugin_output.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ropecheck::audit {
+namespace {
+
+std::string fmt(const char* f, auto... a) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return buf;
+}
+
+const char* status_of(const plugin_property_result& p) {
+  if (!p.passed) return "FAIL";
+  if (p.drift_warning) return "pass, drift warning";
+  return p.successes == 0 ? "not run (replay of another property)" : "pass";
+}
+
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto nl = text.find('\n', at);
+    out += pad + text.substr(at, nl == std::string::npos ? std::string::npos : nl - at) + "\n";
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+std::string trim_leading(const std::string& s) {
+  const auto at = s.find_first_not_of(' ');
+  return at == std::string::npos ? std::string() : s.substr(at);
+}
+
+int properties_holding(const plugin_audit_result& r) {
+  return static_cast<int>(std::count_if(r.properties.begin(), r.properties.end(), [](const auto& p) { return p.passed; }));
+}
+
+}  // namespace
+
+audit_report plugin_probe_report(const plugin_audit_result& r, const std::string& version, const std::string& command) {
+  audit_report a;
+  a.version = version;
+  a.command = command;
+  a.source = r.plugin_path;
+  a.format = "plugin";
+  a.dtype = a.x_dtype = r.element_type;
+  a.tokens = r.probe.tokens;
+  a.heads = r.probe.heads;
+  a.head_dim = r.probe.head_dim;
+  if (!r.probe.positions.empty()) {
+    a.min_position = *std::min_element(r.probe.positions.begin(), r.probe.positions.end());
+    a.max_position = *std::max_element(r.probe.positions.begin(), r.probe.positions.end());
+  }
+  a.seq_len = a.max_position + 1;
+  a.claimed = r.declared;
+  a.claimed_from = "declared by the plugin (ropecheck_plugin_describe)";
+  a.strict = r.strict;
+  a.v = r.judged;
+  a.notes.push_back(fmt("probe: %d tokens x %d heads (ropecheck/judge/probe.hpp), inputs from seed %llu, applied by "
+                        "the plugin in one call and repeated once",
+                        r.probe.tokens, r.probe.heads, static_cast<unsigned long long>(r.seed)));
+  return a;
+}
+
+std::string plugin_summary(const plugin_audit_result& r, const std::string& version, const std::string& command) {
+  std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
+                  "\n  declared convention: " + r.convention + "\n";
+  for (const auto& f : r.findings)
+    if (f.bug_class.rfind("plugin_", 0) == 0) s += "  [" + f.bug_class + "] " + f.sentence + "\n";
+  if (r.probe_ran) {
+    s += "\n-- the probe, judged as `ropecheck audit` judges a dump --\n";
+    s += human_summary(plugin_probe_report(r, version, command));
+  } else {
+    s += "  the plugin did not answer the probe: nothing to judge\n";
+  }
+  if (!r.properties.empty()) {
+    s += "\n-- properties (seed " + std::to_string(r.seed) + ", " + std::to_string(r.max_success) +
+         " cases per property) --\n";
+    for (const auto& p : r.properties) {
+      s += fmt("  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), status_of(p), p.successes, p.seconds);
+      if (!p.passed) {
+        std::string why = p.description;
+        while (!why.empty() && why.back() == '\n') why.pop_back();
+        s += indent(why, "      ") + "      shrunk counterexample:\n" + indent(p.counterexample, "      ") +
+             "      replay: " + p.replay + "\n";
+      } else if (p.drift_warning) {
+        s += "      within the fp32-angle allowance, beyond the exact-angle one (angle drift; --strict fails it):\n" +
+             indent(trim_leading(p.drift), "      ");
+      }
+    }
+  }
+  const int warnings = static_cast<int>(std::count_if(r.properties.begin(), r.properties.end(),
+                                                      [](const auto& p) { return p.drift_warning; }));
+  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " +
+       (r.properties.empty() ? std::string("properties not run")
+                             : std::to_string(properties_holding(r)) + " of " + std::to_string(r.properties.size()) +
+                                   " properties hold") +
+       (warnings ? fmt(" (%d with a drift warning)", warnings) : std::string()) + "; the probe's verdict: " +
+       (r.probe_ran ? (r.judged.pass ? "pass" : "FAIL") : "not judged") + "\n  rerun: " + r.rerun + "\n";
+  return s;
+}
+
+std::string plugin_json(const plugin_audit_result& r, const std::string& version, const std::string& command) {
+  nlohmann::json j = r.probe_ran ? nlohmann::json::parse(to_json(plugin_probe_report(r, version, command)))
+                                 : nlohmann::json::object({{"schema_version", 1}, {"ropecheck_version", version},
+                                                           {"command", command}});
+  j["kind"] = "plugin";
+  j["pass"] = r.passed;
+  j["exit_code"] = r.exit_code;
+  j["judge"] = {{"ran", r.probe_ran}, {"pass", r.probe_ran && r.judged.pass}, {"exit_code", r.probe_ran && r.judged.pass ? 0 : 1}};
+  j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}};
+  j["seed"] = r.seed;
+  j["max_success"] = r.max_success;
+  j["rerun"] = r.rerun;
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : r.findings)
+    j["findings"].push_back({{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}});
+  j["properties"] = nlohmann::json::array();
+  for (const auto& p : r.properties)
+    j["properties"].push_back({{"name", p.name}, {"pass", p.passed}, {"drift_warning", p.drift_warning},
+                               {"drift", p.drift}, {"successes", p.successes}, {"description", p.description},
+                               {"counterexample", p.counterexample}, {"reproduce", p.reproduce}, {"replay", p.replay},
+                               {"seconds", p.seconds}});
+  return j.dump(2) + "\n";
+}
+
+std::string plugin_junit(const plugin_audit_result& r, const std::string& version, const std::string& command) {
+  const bool judge_fails = !r.probe_ran || !r.judged.pass ||
+                           std::any_of(r.findings.begin(), r.findings.end(),
+                                       [](const finding& f) { return f.bug_class.rfind("plugin_", 0) == 0; });
+  int failures = judge_fails ? 1 : 0;
+  double total = 0;
+  for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
+  const std::size_t tests = 1 + r.properties.size();
+  const std::string suite = "ropecheck.plugin." + xml_escape(r.plugin_name);
+  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += fmt("<testsuites name=\"ropecheck audit --plugin\" tests=\"%zu\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n",
+           tests, failures, total);
+  s += fmt("  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n",
+           suite.c_str(), tests, failures, total);
+  s += "    <properties>\n      <property name=\"seed\" value=\"" + std::to_string(r.seed) +
+       "\"/>\n      <property name=\"convention\" value=\"" + xml_escape(r.convention) +
+       "\"/>\n      <property name=\"dtype\" value=\"" + xml_escape(r.element_type) + "\"/>\n    </properties>\n";
+  const std::string reference = r.probe_ran ? std::string(to_string(r.judged.reference)) : std::string("exact");
+  s += "    <testcase classname=\"" + suite + "\" name=\"the probe matches the " + reference + " reference\">\n";
+  const std::string text = r.probe_ran ? human_summary(plugin_probe_report(r, version, command)) : std::string();
+  if (judge_fails) {
+    const finding first = r.findings.empty() ? finding{"unexplained", "the probe fails the allowance", 0} : r.findings.front();
+    s += "      <failure type=\"" + xml_escape(first.bug_class) + "\" message=\"" + xml_escape(first.sentence) + "\">" +
+         xml_escape(text.empty() ? first.sentence : text) + "</failure>\n";
+  } else {
+    s += "      <system-out>" + xml_escape(text) + "</system-out>\n";
+  }
+  s += "    </testcase>\n";
+  for (const auto& p : r.properties) {
+    s += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(p.name) + "\" time=\"" + fmt("%.3f", p.seconds) + "\">\n";
+    if (!p.passed)
+      s += "      <failure type=\"property_failed\" message=\"" + xml_escape(p.description) + "\">" +
+           xml_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
+           "</failure>\n";
+    else if (p.drift_warning)
+      s += "      <system-out>" + xml_escape("drift warning (angle_drift_fp32): " + p.drift) + "</system-out>\n";
+    s += "    </testcase>\n";
+  }
+  s += "  </testsuite>\n</testsuites>\n";
+  return s;
+}
+
+}  // namespace ropecheck::audit
