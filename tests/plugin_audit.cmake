@@ -57,4 +57,12 @@ if(TARGET ropecheck_plugin_audit)
     add_dependencies(plugin_door_test ropecheck ${door_targets})
     target_compile_definitions(plugin_door_test PRIVATE ROPECHECK_CLI="$<TARGET_FILE:ropecheck>")
   endif()
+  # The doors agree: the report's verdict, the plugin door on the same implementation behind the C
+  # interface, and a dump audit of its outputs name the same class (every default implementation).
+  if(TARGET ropecheck_report_engine AND TARGET ropecheck_strategy_plugin)
+    ropecheck_add_test(three_doors_test LIBS ropecheck_report_engine ropecheck_plugin_loader nlohmann_json::nlohmann_json)
+    add_dependencies(three_doors_test ropecheck ropecheck_strategy_plugin)
+    target_compile_definitions(three_doors_test PRIVATE ROPECHECK_CLI="$<TARGET_FILE:ropecheck>"
+                               ROPECHECK_STRATEGY_PLUGIN="$<TARGET_FILE:ropecheck_strategy_plugin>")
+  endif()
 endif()
