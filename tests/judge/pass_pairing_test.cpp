@@ -1,0 +1,49 @@
+// tests/judge/pass_pairing_test.cpp — which (layout, rotary dim) a dump rotates by (pass_pairing.cpp).
+#include "judge/judge_dumps.hpp"
+
+namespace {
+
+using namespace ropecheck;
+using namespace ropecheck::judge_test;
+
+TEST(Diagnose, LayoutSwapped) {
+  const auto c = claimed_config();
+  auto g = rope_geometry::of(c);
+  g.pair_layout = layout::interleaved;
+  const auto v = audit::audit(make_dump<float>(g, hf_angle<float>(c), kPos, kPos, "float32"), c);
+  print("interleaved, claimed half_split", v);
+  expect_top(v, "layout_swapped");
+}
+
+TEST(Diagnose, RotaryDimAllCoordinatesRotated) {
+  auto c = claimed_config(64);
+  c.rotary_dim = 32;
+  auto impl = c;
+  impl.rotary_dim = 64;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  print("rotary over head_dim", v);
+  expect_top(v, "rotary_dim_wrong");
+}
+
+// One head: no rigidity across heads, the pairing is judged by the magnitude ratios.
+TEST(Diagnose, OneHeadLayoutSwapped) {
+  const auto c = claimed_config();
+  auto impl = c;
+  impl.pair_layout = layout::interleaved;
+  dump d = make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32");
+  // keep head 0 only
+  dump one = d;
+  one.heads = 1;
+  one.x.clear();
+  one.y.clear();
+  for (int t = 0; t < d.tokens; ++t) {
+    const auto o = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * kHeads * d.head_dim);
+    one.x.insert(one.x.end(), d.x.begin() + o, d.x.begin() + o + d.head_dim);
+    one.y.insert(one.y.end(), d.y.begin() + o, d.y.begin() + o + d.head_dim);
+  }
+  const auto v = audit::audit(one, c);
+  print("one head, interleaved claimed half_split", v);
+  expect_top(v, "layout_swapped");
+}
+
+}  // namespace

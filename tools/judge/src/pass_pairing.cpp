@@ -1,0 +1,96 @@
+// tools/judge/src/pass_pairing.cpp — which (layout, rotary dim) rotates rigidly across heads.
+//
+// Candidates: the claimed layout and the other one, over the claimed rotary dim and over head_dim.
+// Score: with >= 2 heads, the median rigid-fit residual (one rotation for every head); with one head
+// every pairing fits exactly, so the score is how far the pair magnitude ratios |g| spread around
+// their median (a rotation keeps them equal: af for every pair; a wrong pairing mixes coordinates of
+// different pairs and spreads them), as a median relative deviation. A candidate 10x better than the
+// claimed one (whose own score is above 0.03) is the pairing in use.
+#include <cmath>
+
+#include "passes.hpp"
+
+namespace ropecheck::audit::detail {
+namespace {
+
+void score(const dump& d, pairing& c) {
+  std::vector<double> r, mags;
+  const int b = c.bands();
+  for (int t = 0; t < d.tokens; ++t)
+    if (d.positions[static_cast<std::size_t>(t)] != 0)
+      for (int i = 0; i < b; ++i)
+        if (const cell& e = c.at(t, i); e.ok) {
+          r.push_back(std::sqrt(e.resid));
+          mags.push_back(std::abs(e.g));
+        }
+  if (d.heads >= 2) {
+    if (!r.empty()) c.score = median(r);
+  } else if (!mags.empty()) {
+    const double m = median(mags);
+    std::vector<double> dev;
+    for (double x : mags) dev.push_back(std::fabs(x - m));
+    c.score = m > 0 ? median(dev) / m : std::numeric_limits<double>::infinity();
+  }
+}
+
+std::string pairs_of(layout l) { return l == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)"; }
+
+// Pass-through coordinates (claimed rotary_dim..head_dim-1) must be copied.
+void pass_through_check(const context& c) {
+  const dump& d = c.d;
+  const auto hd = static_cast<std::size_t>(d.head_dim);
+  const std::size_t n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) * hd;
+  std::size_t changed = 0, total = 0;
+  for (std::size_t o = 0; o < n; o += hd)
+    for (std::size_t j = static_cast<std::size_t>(c.claimed.rotary_dim); j < hd; ++j, ++total)
+      if (std::fabs(d.y[o + j] - d.x[o + j]) > c.uT * std::fabs(d.x[o + j])) ++changed;
+  if (changed > total / 10)
+    add(c.v, "rotary_dim_wrong",
+        fmt("coordinates %d..%d should pass through unchanged but %zu of %zu values changed", c.claimed.rotary_dim,
+            d.head_dim - 1, changed, total),
+        0.9);
+}
+
+}  // namespace
+
+pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
+  const dump& d = c.d;
+  const rope_config& claimed = c.claimed;
+  pairing_choice out;
+  auto& cands = out.cands;
+  const layout other = claimed.pair_layout == layout::interleaved ? layout::half_split : layout::interleaved;
+  for (int rd : {claimed.rotary_dim, d.head_dim}) {
+    if (rd == d.head_dim && rd == claimed.rotary_dim && !cands.empty()) break;
+    for (layout l : {claimed.pair_layout, other}) {
+      const bool is_claimed = l == claimed.pair_layout && rd == claimed.rotary_dim;
+      cands.push_back({l, rd, is_claimed ? std::move(claimed_cells) : gains(d, l, rd)});
+    }
+  }
+  for (auto& p : cands) score(d, p);
+  std::size_t& best = out.best;
+  for (std::size_t k = 1; k < cands.size(); ++k)
+    if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
+  const pairing& P = cands[best];
+  if (best != 0) {
+    if (P.lay != claimed.pair_layout)
+      add(c.v, "layout_swapped",
+          fmt("pairs are %s (%s), not the claimed %s (%s): %s %.2g, against %.2g for the claimed pairing",
+              std::string(to_string(P.lay)).c_str(), pairs_of(P.lay).c_str(),
+              std::string(to_string(claimed.pair_layout)).c_str(), pairs_of(claimed.pair_layout).c_str(),
+              d.heads >= 2 ? "the same rotation explains every head with median residual"
+                           : "every pair keeps its length ratio (one head), median relative spread",
+              P.score, cands[0].score),
+          0.95);
+    if (P.rd != claimed.rotary_dim)
+      add(c.v, "rotary_dim_wrong",
+          fmt("all %d coordinates are rotated (pairs over rotary dim %d, median residual %.2g), not the claimed rotary "
+              "dim %d (residual %.2g)",
+              P.rd, P.rd, P.score, claimed.rotary_dim, cands[0].score),
+          0.93);
+  } else if (claimed.rotary_dim < d.head_dim) {
+    pass_through_check(c);
+  }
+  return out;
+}
+
+}  // namespace ropecheck::audit::detail
