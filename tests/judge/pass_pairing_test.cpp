@@ -46,4 +46,35 @@ TEST(Diagnose, OneHeadLayoutSwapped) {
   expect_top(v, "layout_swapped");
 }
 
+// GLM-style partial rotary: head_dim 128, rotary_dim 64, pairs interleaved within the rotary part,
+// coordinates 64..127 copied, judged against a half-split claim. Over all 128 coordinates the copied
+// ones fit a "rotation" by angle 0, which is no evidence of a wider rotary dim: the one finding is
+// layout_swapped (not rotary_dim_wrong, and no base fitted to a pairing that is not in use).
+TEST(Diagnose, PartialRotaryInterleavedClaimedHalfSplitIsOnlyLayoutSwapped) {
+  auto c = claimed_config(128);
+  c.rotary_dim = 64;
+  auto impl = c;
+  impl.pair_layout = layout::interleaved;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32"), c);
+  print("GLM-style: interleaved rotary 64 of 128, claimed half-split", v);
+  expect_top(v, "layout_swapped");
+  EXPECT_EQ(v.findings.size(), 1u);
+}
+
+// The equality case of the rule above: when the coordinates past the claimed rotary dim are NOT
+// copied but rotated (interleaved over all 128), the wider pairing is evidence: both are named.
+TEST(Diagnose, EveryCoordinateRotatedInterleavedClaimedHalfSplitPartial) {
+  auto c = claimed_config(128);
+  c.rotary_dim = 64;
+  auto impl = c;
+  impl.pair_layout = layout::interleaved;
+  impl.rotary_dim = 128;
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  print("interleaved over all 128, claimed half-split rotary 64", v);
+  expect_top(v, "layout_swapped");
+  std::vector<std::string> classes;
+  for (const auto& f : v.findings) classes.push_back(f.bug_class);
+  EXPECT_EQ(classes, (std::vector<std::string>{"layout_swapped", "rotary_dim_wrong"}));
+}
+
 }  // namespace

@@ -6,6 +6,12 @@
 // their median (a rotation keeps them equal: af for every pair; a wrong pairing mixes coordinates of
 // different pairs and spreads them), as a median relative deviation. A candidate 10x better than the
 // claimed one (whose own score is above 0.03) is the pairing in use.
+// A pairing over more coordinates than the claimed rotary dim is evidence only when the extra
+// coordinates are not copied unchanged: copied coordinates fit a "rotation" by angle 0 over any
+// pairing, so with them copied (at most 10% of the values changed, as pass_through_check counts)
+// the head_dim candidates are not considered at all. When they are not copied, a pairing over the
+// claimed rotary dim leaves them unexplained: its score is at least the fraction of them changed.
+#include <algorithm>
 #include <cmath>
 
 #include "passes.hpp"
@@ -35,19 +41,31 @@ void score(const dump& d, pairing& c) {
 
 std::string pairs_of(layout l) { return l == layout::interleaved ? "(2i, 2i+1)" : "(i, i+r/2)"; }
 
-// Pass-through coordinates (claimed rotary_dim..head_dim-1) must be copied.
-void pass_through_check(const context& c) {
+// Pass-through coordinates (claimed rotary_dim..head_dim-1) changed by more than u_T relative (a
+// copy, or a 16-bit store of one, changes nothing).
+struct pass_through {
+  std::size_t changed = 0, total = 0;
+  [[nodiscard]] bool copied() const { return changed <= total / 10; }
+  [[nodiscard]] double fraction() const { return total ? static_cast<double>(changed) / static_cast<double>(total) : 0.0; }
+};
+
+pass_through count_pass_through(const context& c) {
   const dump& d = c.d;
   const auto hd = static_cast<std::size_t>(d.head_dim);
   const std::size_t n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) * hd;
-  std::size_t changed = 0, total = 0;
+  pass_through pt;
   for (std::size_t o = 0; o < n; o += hd)
-    for (std::size_t j = static_cast<std::size_t>(c.claimed.rotary_dim); j < hd; ++j, ++total)
-      if (std::fabs(d.y[o + j] - d.x[o + j]) > c.uT * std::fabs(d.x[o + j])) ++changed;
-  if (changed > total / 10)
+    for (std::size_t j = static_cast<std::size_t>(c.claimed.rotary_dim); j < hd; ++j, ++pt.total)
+      if (std::fabs(d.y[o + j] - d.x[o + j]) > c.uT * std::fabs(d.x[o + j])) ++pt.changed;
+  return pt;
+}
+
+// Pass-through coordinates must be copied.
+void pass_through_check(const context& c, const pass_through& pt) {
+  if (!pt.copied())
     add(c.v, "rotary_dim_wrong",
         fmt("coordinates %d..%d should pass through unchanged but %zu of %zu values changed", c.claimed.rotary_dim,
-            d.head_dim - 1, changed, total),
+            c.d.head_dim - 1, pt.changed, pt.total),
         0.9);
 }
 
@@ -59,14 +77,18 @@ pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
   pairing_choice out;
   auto& cands = out.cands;
   const layout other = claimed.pair_layout == layout::interleaved ? layout::half_split : layout::interleaved;
+  const pass_through pt = count_pass_through(c);
   for (int rd : {claimed.rotary_dim, d.head_dim}) {
-    if (rd == d.head_dim && rd == claimed.rotary_dim && !cands.empty()) break;
+    if (!cands.empty() && rd == d.head_dim && (rd == claimed.rotary_dim || pt.copied())) break;
     for (layout l : {claimed.pair_layout, other}) {
       const bool is_claimed = l == claimed.pair_layout && rd == claimed.rotary_dim;
       cands.push_back({l, rd, is_claimed ? std::move(claimed_cells) : gains(d, l, rd)});
     }
   }
-  for (auto& p : cands) score(d, p);
+  for (auto& p : cands) {
+    score(d, p);
+    if (p.rd < d.head_dim && !pt.copied()) p.score = std::max(p.score, pt.fraction());
+  }
   std::size_t& best = out.best;
   for (std::size_t k = 1; k < cands.size(); ++k)
     if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
@@ -84,12 +106,11 @@ pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
     if (P.rd != claimed.rotary_dim)
       add(c.v, "rotary_dim_wrong",
           fmt("all %d coordinates are rotated (pairs over rotary dim %d, median residual %.2g), not the claimed rotary "
-              "dim %d (residual %.2g)",
-              P.rd, P.rd, P.score, claimed.rotary_dim, cands[0].score),
+              "dim %d (residual %.2g; %zu of %zu values past it changed)",
+              P.rd, P.rd, P.score, claimed.rotary_dim, cands[0].score, pt.changed, pt.total),
           0.93);
-  } else if (claimed.rotary_dim < d.head_dim) {
-    pass_through_check(c);
   }
+  if (P.rd < d.head_dim) pass_through_check(c, pt);
   return out;
 }
 
