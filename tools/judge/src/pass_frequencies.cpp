@@ -245,6 +245,13 @@ double mismatch(const band_fits& B, int ub, const std::vector<double>& hyp) {
   return used >= std::max(2, ub / 4) ? m : std::numeric_limits<double>::infinity();
 }
 
+// The bands mismatch() judges on.
+int precise_bands(const band_fits& B, int ub) {
+  int n = 0;
+  for (int i = 0; i < ub; ++i) n += B.noise[static_cast<std::size_t>(i)] < 5e-4 ? 1 : 0;
+  return n;
+}
+
 // Scaling: missing, of another type, or with another factor (the claimed base kept). Returns the
 // smallest mismatch and its label.
 std::pair<double, std::string> best_scaling(const frame& F, const band_fits& B) {
@@ -308,42 +315,46 @@ void named_schedule(const frame& F, const band_fits& B) {
     mis_b = mismatch(B, ub, thetas(reference::rope_reference(bc)));
   }
   const auto [mis_s, scaling_found] = best_scaling(F, B);
+  const int np = precise_bands(B, ub);
+  const std::string agree = np == ub ? fmt("all %d bands", ub) : fmt("all %d bands fitted precisely enough to judge (of %d)", np, ub);
   if (mis_s < 1e-3 && mis_s < mis_b) {
     add(c.v, "scaling_wrong",
-        fmt("the frequencies follow %s, not the claimed %s scaling with factor %g: all %d bands agree to %.2g "
+        fmt("the frequencies follow %s, not the claimed %s scaling with factor %g: %s agree to %.2g "
             "(the claimed schedule is off by up to %.3g relative, band %d)",
-            scaling_found.c_str(), std::string(to_string(claimed.scaling)).c_str(), claimed.factor, ub, mis_s,
+            scaling_found.c_str(), std::string(to_string(claimed.scaling)).c_str(), claimed.factor, agree.c_str(), mis_s,
             B.max_rel, B.max_rel_band),
         0.96);
   } else if (mis_hd < 1e-3) {
     add(c.v, "rotary_dim_wrong",
-        fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim): all %d bands agree "
+        fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim): %s agree "
             "to %.2g, the claimed schedule is off by up to %.3g relative (band %d)",
-            c.d.head_dim, claimed.rotary_dim, ub, mis_hd, B.max_rel, B.max_rel_band),
+            c.d.head_dim, claimed.rotary_dim, agree.c_str(), mis_hd, B.max_rel, B.max_rel_band),
         0.93);
   } else if (mis_b < 1e-3 && claimed.scaling == scaling_kind::dynamic_ntk && b_est > claimed.base * (1 + 1e-4)) {
     // Dynamic NTK raises the base with the sequence length and must fall back when a shorter
     // sequence follows; frequencies of a larger base than this sequence's are a stale update.
     add(c.v, "dynamic_ntk_not_reset",
-        fmt("dynamic NTK was not reset: the frequencies follow base %.6g (fitted, all %d bands agree to %.2g), "
+        fmt("dynamic NTK was not reset: the frequencies follow base %.6g (fitted, %s agree to %.2g), "
             "the dynamic base of a sequence of ~%.0f tokens, but this sequence is %lld tokens long and needs "
             "base %.6g (max_position_embeddings %lld, factor %g)",
-            b_est, ub, mis_b, dynamic_length(F, b_est), static_cast<long long>(c.seq_len),
+            b_est, agree.c_str(), mis_b, dynamic_length(F, b_est), static_cast<long long>(c.seq_len),
             static_cast<double>(ropecheck::detail::ntk_base_in<double>(claimed, c.seq_len)),
             static_cast<long long>(claimed.max_position_embeddings), claimed.factor),
         0.95);
-  } else if (mis_b < 1e-3) {
+  } else if (mis_b < 1e-3 && std::fabs(b_show / claimed.base - 1) >= 1e-6) {
     add(c.v, "base_wrong",
-        fmt("base is %.10g not %.10g: fitted theta_1/theta_0 = %.6g gives base %.6g, and with it all %d bands "
+        fmt("base is %.10g not %.10g: fitted theta_1/theta_0 = %.6g gives base %.6g, and with it %s "
             "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
-            b_show, claimed.base, ratio, b_est, ub, mis_b, B.max_rel, B.max_rel_band),
+            b_show, claimed.base, ratio, b_est, agree.c_str(), mis_b, B.max_rel, B.max_rel_band),
         0.95);
   } else if (!scan_hypotheses(F) && !scan_base(F)) {
-    add(c.v, "base_wrong",
-        fmt("frequencies differ from the claimed schedule by up to %.3g relative (band %d); the best single base "
-            "%.6g still leaves %.2g (line-fit residual %.2g rad)",
-            B.max_rel, B.max_rel_band, b_est, mis_b, B.max_line_rms),
-        0.4);
+    // No schedule fits (a base equal to the claimed one fitted to the precise bands is none either):
+    // not base_wrong, whose model is one base for every band.
+    residual_unexplained(c, F.e,
+                         fmt("the line fits differ from the claimed frequencies by up to %.3g relative (band %d, "
+                             "line-fit residual up to %.2g rad) and no other base (best fit %.6g), scaling rule or "
+                             "scanned base fits every band",
+                             B.max_rel, B.max_rel_band, B.max_line_rms, b_est));
   }
 }
 

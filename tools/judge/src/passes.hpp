@@ -88,9 +88,13 @@ struct drift_stats {
 [[nodiscard]] drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R);
 // On a pass that needed the fp32 angle allowance: the drift, as a warning.
 void drift_warning(const context& c, const pairing& claimed_pairing);
-// Frequencies fitted within 1e-3 of the claim but the dump fails: fp32 drift or unexplained.
+// Frequencies fitted within 1e-3 of the claim but the dump fails: fp32 drift when every angle is
+// within its bound (pass_drift.cpp), else unexplained.
 void drift_after_frequencies(const context& c, const explanation& e, const frequency_evidence& f);
 // Positions explain every token, no cos/sin class, nothing named so far.
 void drift_after_cos_sin(const context& c, const explanation& e);
+// `unexplained`, naming the tokens and bands whose angles exceed the fp32 drift bound; `what` says
+// which hypotheses were tried.
+void residual_unexplained(const context& c, const explanation& e, const std::string& what);
 
 }  // namespace ropecheck::audit::detail
