@@ -8,6 +8,11 @@
 //   p' - p the same k                                  -> positions_offset by k
 //   p' = bf16(p) / fp16(p) at every token              -> positions_low_precision
 //   some tokens elsewhere, by no common offset or grid -> positions_wrong (named, with the pattern)
+// Only tokens whose position fp32 can resolve take part: where a careful fp32 implementation's
+// allowed angle error (the allowance's angle term, (k_freq + k_pos + 1) u_f32 |p theta_i|) is above
+// 0.05 rad in rms over the bands, half the 0.1 rad acceptance (positions near 2^24, |p theta_0| ~
+// 1.7e7 rad: fp32 angles there are legitimately off by radians), a token neither confirms nor
+// refutes a position hypothesis and is left out (the count is said).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -21,21 +26,23 @@ double pos_of(const dump& d, int t) { return static_cast<double>(d.positions[sta
 
 // Every frequency scaled by one ratio r is indistinguishable from every position scaled by r:
 // implied positions r p, not integers. That is a linear (position-interpolation) factor.
-bool linear_factor(const context& c, const std::vector<implied>& imp) {
+bool linear_factor(const context& c, const position_evidence& pe) {
   const dump& d = c.d;
+  const auto& imp = pe.imp;
   std::vector<double> ratios;
   for (int t = 0; t < d.tokens; ++t)
-    if (const auto p = d.positions[static_cast<std::size_t>(t)]; std::llabs(p) >= 8)
+    if (const auto p = d.positions[static_cast<std::size_t>(t)]; pe.used(t) && std::llabs(p) >= 8)
       ratios.push_back(imp[static_cast<std::size_t>(t)].p / static_cast<double>(p));
   const double r = median(ratios);
   bool uniform = ratios.size() >= 4 && std::isfinite(r) && std::fabs(r - 1) > 1e-4;
   int off_integer = 0;
   for (int t = 0; t < d.tokens && uniform; ++t) {
+    if (!pe.used(t)) continue;
     const double p = pos_of(d, t), q = imp[static_cast<std::size_t>(t)].p;
     uniform = std::fabs(q - r * p) < 0.05 + 1e-6 * std::fabs(p);
     if (std::fabs(q - std::round(q)) > 0.1) ++off_integer;
   }
-  if (!(uniform && off_integer * 4 >= d.tokens)) return false;
+  if (!(uniform && off_integer * 4 >= pe.resolved)) return false;
   const rope_config& claimed = c.claimed;
   std::string what;
   if (claimed.scaling == scaling_kind::linear)
@@ -47,27 +54,28 @@ bool linear_factor(const context& c, const std::vector<implied>& imp) {
   add(c.v, "scaling_wrong",
       fmt("every frequency is %.6g times the claimed one (implied positions are %.6g p, not integers, at %d of %d "
           "tokens): %s",
-          r, r, off_integer, d.tokens, what.c_str()),
+          r, r, off_integer, pe.resolved, what.c_str()),
       0.96);
   return true;
 }
 
 // Every shifted token at grid(p) for a bf16 / fp16 grid.
-bool low_precision(const context& c, const std::vector<implied>& imp, int shifted, int first_t, int big_t) {
+bool low_precision(const context& c, const position_evidence& pe, int shifted, int first_t, int big_t) {
   const dump& d = c.d;
+  const auto& imp = pe.imp;
   for (int digits : {8, 11}) {
     bool all = true;
     for (int t = 0; t < d.tokens && all; ++t)
-      all = std::fabs(imp[static_cast<std::size_t>(t)].p - round_to_digits(pos_of(d, t), digits)) < 0.5;
+      all = !pe.used(t) || std::fabs(imp[static_cast<std::size_t>(t)].p - round_to_digits(pos_of(d, t), digits)) < 0.5;
     if (!all) continue;
     const double pb = pos_of(d, big_t);
     const double qb = imp[static_cast<std::size_t>(big_t)].p;
     add(c.v, "positions_low_precision",
         fmt("positions are held in %s (%d significant bits): %d of %d tokens act at %s(p), e.g. %lld -> %.0f "
-            "(%+.0f tokens); the first shifted position is %lld -> %.0f",
-            grid_name(digits), digits, shifted, d.tokens, grid_name(digits), static_cast<long long>(pb), qb, qb - pb,
+            "(%+.0f tokens); the first shifted position is %lld -> %.0f%s",
+            grid_name(digits), digits, shifted, pe.resolved, grid_name(digits), static_cast<long long>(pb), qb, qb - pb,
             static_cast<long long>(d.positions[static_cast<std::size_t>(first_t)]),
-            imp[static_cast<std::size_t>(first_t)].p),
+            imp[static_cast<std::size_t>(first_t)].p, pe.left_out().c_str()),
         0.9);
     return true;
   }
@@ -97,6 +105,7 @@ void some_tokens_wrong(const context& c, const position_evidence& pe, const std:
   std::int64_t first_wrong = std::numeric_limits<std::int64_t>::max(), last_right = std::numeric_limits<std::int64_t>::min();
   for (int t = 0; t < d.tokens; ++t) {
     const auto tt = static_cast<std::size_t>(t);
+    if (!pe.used(t)) continue;
     if (std::fabs(dp[tt]) < 0.5) {
       last_right = std::max(last_right, d.positions[tt]);
       continue;
@@ -116,8 +125,9 @@ void some_tokens_wrong(const context& c, const position_evidence& pe, const std:
     pattern = fmt(": all of them by %+lld", *common);
   add(c.v, "positions_wrong",
       fmt("%d of %d tokens are rotated at other positions than claimed (claimed -> acting: %s%s)%s; the others "
-          "are right (angle fit residual <= %.2g rad)",
-          shifted, d.tokens, examples.c_str(), shifted > shown ? ", ..." : "", pattern.c_str(), pe.worst_fit),
+          "are right (angle fit residual <= %.2g rad%s)",
+          shifted, pe.resolved, examples.c_str(), shifted > shown ? ", ..." : "", pattern.c_str(), pe.worst_fit,
+          pe.left_out().c_str()),
       0.9);
 }
 
@@ -125,30 +135,33 @@ void some_tokens_wrong(const context& c, const position_evidence& pe, const std:
 bool position_class(const context& c, const position_evidence& pe) {
   const dump& d = c.d;
   const auto& imp = pe.imp;
-  double lo = imp[0].p, hi = imp[0].p;
-  std::vector<double> dp, q;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::vector<double> dp(static_cast<std::size_t>(d.tokens), 0.0), q, dq;  // dp: 0 for the tokens left out
   for (int t = 0; t < d.tokens; ++t) {
+    if (!pe.used(t)) continue;
     const double p = imp[static_cast<std::size_t>(t)].p;
     lo = std::min(lo, p), hi = std::max(hi, p);
-    dp.push_back(p - pos_of(d, t));
+    dp[static_cast<std::size_t>(t)] = p - pos_of(d, t);
+    dq.push_back(dp[static_cast<std::size_t>(t)]);
     q.push_back(p);
   }
-  const double k = median(dp);
+  const double k = median(dq);
   double kdev = 0;
-  for (double x : dp) kdev = std::max(kdev, std::fabs(x - k));
+  for (double x : dq) kdev = std::max(kdev, std::fabs(x - k));
   if (c.pmax - c.pmin >= 1 && hi - lo < 0.5) {
     add(c.v, "positions_constant",
         fmt("every token is rotated as position %.0f (implied positions span %.2g tokens) although the claimed "
-            "positions run %lld..%lld (angle fit residual <= %.2g rad)",
-            std::round(median(q)), hi - lo, static_cast<long long>(c.pmin), static_cast<long long>(c.pmax), pe.worst_fit),
+            "positions run %lld..%lld (angle fit residual <= %.2g rad%s)",
+            std::round(median(q)), hi - lo, static_cast<long long>(c.pmin), static_cast<long long>(c.pmax), pe.worst_fit,
+            pe.left_out().c_str()),
         0.95);
     return true;
   }
   if (std::fabs(k) >= 0.5 && kdev < 0.5) {
     add(c.v, "positions_offset",
         fmt("positions are offset by %+lld: implied minus claimed position is %.4g at all %d tokens (max deviation "
-            "%.2g tokens, angle fit residual <= %.2g rad)",
-            static_cast<long long>(std::llround(k)), k, d.tokens, kdev, pe.worst_fit),
+            "%.2g tokens, angle fit residual <= %.2g rad%s)",
+            static_cast<long long>(std::llround(k)), k, pe.resolved, kdev, pe.worst_fit, pe.left_out().c_str()),
         0.95);
     return true;
   }
@@ -160,7 +173,7 @@ bool position_class(const context& c, const position_evidence& pe) {
       if (big_t < 0 || std::fabs(dp[static_cast<std::size_t>(t)]) > std::fabs(dp[static_cast<std::size_t>(big_t)])) big_t = t;
     }
   if (shifted == 0) return false;
-  if (low_precision(c, imp, shifted, first_t, big_t)) return true;
+  if (low_precision(c, pe, shifted, first_t, big_t)) return true;
   some_tokens_wrong(c, pe, dp, shifted);
   return true;
 }
@@ -172,18 +185,29 @@ position_evidence pass_positions(const context& c, const explanation& e) {
   const int ub = e.bands();
   position_evidence pe;
   pe.imp.resize(static_cast<std::size_t>(d.tokens));
+  pe.resolvable.assign(static_cast<std::size_t>(d.tokens), 1);
+  const judge::allowance fp32(e.cfg, "float32", reference_kind::exact, false);
   std::vector<double> a(static_cast<std::size_t>(ub)), w(static_cast<std::size_t>(ub));
   for (int t = 0; t < d.tokens; ++t) {
+    const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
+    double allowed2 = 0;
     for (int i = 0; i < ub; ++i) {
       a[static_cast<std::size_t>(i)] = std::arg(e.at(t, i).g);
       w[static_cast<std::size_t>(i)] = e.at(t, i).ok ? 1.0 : 0.0;
+      const double term = fp32.angle_term(p, i, std::fabs(static_cast<double>(p)) * e.th[static_cast<std::size_t>(i)]);
+      allowed2 += term * term;
     }
+    if (std::sqrt(allowed2 / std::max(ub, 1)) > 0.05) {
+      pe.resolvable[static_cast<std::size_t>(t)] = 0;
+      continue;
+    }
+    ++pe.resolved;
     pe.imp[static_cast<std::size_t>(t)] = implied_position(a, w, e.th, 2 * c.pabs + 1000);
     pe.worst_fit = std::max(pe.worst_fit, pe.imp[static_cast<std::size_t>(t)].resid);
   }
-  pe.explain = pe.worst_fit < 0.1;
+  pe.explain = pe.resolved > 0 && pe.worst_fit < 0.1;
   if (!pe.explain) return pe;
-  pe.named = linear_factor(c, pe.imp) || position_class(c, pe);
+  pe.named = linear_factor(c, pe) || position_class(c, pe);
   return pe;
 }
 

@@ -60,10 +60,18 @@ double pass_magnitude(const context& c, const explanation& e);
 
 // ---- pass_positions.cpp ----
 struct position_evidence {
-  std::vector<implied> imp;  // per token, with the claimed frequencies
-  double worst_fit = 0;      // largest rms angle residual over tokens (rad)
-  bool explain = false;      // every token is explained by some position (worst_fit < 0.1 rad)
-  bool named = false;        // a position class was named
+  std::vector<implied> imp;      // per token, with the claimed frequencies (resolvable tokens only)
+  std::vector<char> resolvable;  // per token: fp32 angles can resolve its position (pass_positions.cpp)
+  int resolved = 0;              // how many are
+  double worst_fit = 0;          // largest rms angle residual over the resolvable tokens (rad)
+  bool explain = false;          // every resolvable token is explained by some position (worst_fit < 0.1 rad)
+  bool named = false;            // a position class was named
+  [[nodiscard]] bool used(int t) const { return resolvable[static_cast<std::size_t>(t)] != 0; }
+  // "; N tokens past fp32's position resolution left out" when some are.
+  [[nodiscard]] std::string left_out() const {
+    const int n = static_cast<int>(resolvable.size()) - resolved;
+    return n > 0 ? fmt("; %d tokens past fp32's position resolution left out", n) : std::string();
+  }
 };
 [[nodiscard]] position_evidence pass_positions(const context& c, const explanation& e);
 
