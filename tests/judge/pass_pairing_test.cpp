@@ -77,4 +77,36 @@ TEST(Diagnose, EveryCoordinateRotatedInterleavedClaimedHalfSplitPartial) {
   EXPECT_EQ(classes, (std::vector<std::string>{"layout_swapped", "rotary_dim_wrong"}));
 }
 
+// The pass-through rule at its edges, on the GLM-style dump: exactly a tenth of the values past the
+// claimed rotary dim changed (doubled) still counts as copied (one finding, layout_swapped); one more
+// value changed is named (rotary_dim_wrong: should pass through unchanged), and being far from
+// "most of them changed" it is no evidence of a wider rotary dim.
+TEST(Diagnose, PassThroughChangedAtATenthIsCopiedAndOneMoreIsNamed) {
+  auto c = claimed_config(128);
+  c.rotary_dim = 64;
+  auto impl = c;
+  impl.pair_layout = layout::interleaved;
+  const dump glm = make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32");
+  const std::size_t rows = static_cast<std::size_t>(glm.tokens) * glm.heads, total = rows * 64;
+  auto with_changed = [&](std::size_t n) {
+    dump d = glm;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t o = (k / 64) * 128 + 64 + k % 64;
+      d.y[o] = 2 * d.x[o];
+    }
+    return d;
+  };
+  const auto at = audit::audit(with_changed(total / 10), c);
+  print("GLM-style, a tenth of the pass-through doubled", at);
+  expect_top(at, "layout_swapped");
+  EXPECT_EQ(at.findings.size(), 1u);
+  const auto past = audit::audit(with_changed(total / 10 + 1), c);
+  print("GLM-style, a tenth + 1 of the pass-through doubled", past);
+  expect_top(past, "layout_swapped");
+  ASSERT_EQ(past.findings.size(), 2u);
+  EXPECT_EQ(past.findings[1].bug_class, "rotary_dim_wrong");
+  EXPECT_NE(past.findings[1].sentence.find("should pass through unchanged but 948 of 9472"), std::string::npos)
+      << past.findings[1].sentence;
+}
+
 }  // namespace

@@ -1,16 +1,18 @@
 // tools/judge/src/pass_pairing.cpp — which (layout, rotary dim) rotates rigidly across heads.
 //
-// Candidates: the claimed layout and the other one, over the claimed rotary dim and over head_dim.
+// Candidates: the claimed layout and the other one over the claimed rotary dim, and over head_dim.
 // Score: with >= 2 heads, the median rigid-fit residual (one rotation for every head); with one head
 // every pairing fits exactly, so the score is how far the pair magnitude ratios |g| spread around
 // their median (a rotation keeps them equal: af for every pair; a wrong pairing mixes coordinates of
-// different pairs and spreads them), as a median relative deviation. A candidate 10x better than the
-// claimed one (whose own score is above 0.03) is the pairing in use.
+// different pairs and spreads them), as a median relative deviation. Over the claimed rotary dim, a
+// candidate 10x better than the claimed one (whose own score is above 0.03) is the pairing in use.
 // A pairing over more coordinates than the claimed rotary dim is evidence only when the extra
-// coordinates are not copied unchanged: copied coordinates fit a "rotation" by angle 0 over any
-// pairing, so with them copied (at most 10% of the values changed, as pass_through_check counts)
-// the head_dim candidates are not considered at all. When they are not copied, a pairing over the
-// claimed rotary dim leaves them unexplained: its score is at least the fraction of them changed.
+// coordinates are not copied unchanged: copied ones fit a "rotation" by angle 0 over any pairing.
+// So the head_dim candidates are considered only when most (more than half) of the values past the
+// claimed rotary dim changed; one of them is then the pairing in use when it fits (score <= 0.03) or
+// is 10x better than the best over the claimed rotary dim, since it explains every coordinate.
+// Changed pass-through values (more than 10% of them) that no wider pairing explains are named by
+// pass_through_check.
 #include <algorithm>
 #include <cmath>
 
@@ -46,7 +48,7 @@ std::string pairs_of(layout l) { return l == layout::interleaved ? "(2i, 2i+1)" 
 struct pass_through {
   std::size_t changed = 0, total = 0;
   [[nodiscard]] bool copied() const { return changed <= total / 10; }
-  [[nodiscard]] double fraction() const { return total ? static_cast<double>(changed) / static_cast<double>(total) : 0.0; }
+  [[nodiscard]] bool mostly_changed() const { return changed * 2 > total; }
 };
 
 pass_through count_pass_through(const context& c) {
@@ -78,20 +80,18 @@ pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
   auto& cands = out.cands;
   const layout other = claimed.pair_layout == layout::interleaved ? layout::half_split : layout::interleaved;
   const pass_through pt = count_pass_through(c);
-  for (int rd : {claimed.rotary_dim, d.head_dim}) {
-    if (!cands.empty() && rd == d.head_dim && (rd == claimed.rotary_dim || pt.copied())) break;
-    for (layout l : {claimed.pair_layout, other}) {
-      const bool is_claimed = l == claimed.pair_layout && rd == claimed.rotary_dim;
-      cands.push_back({l, rd, is_claimed ? std::move(claimed_cells) : gains(d, l, rd)});
-    }
-  }
-  for (auto& p : cands) {
-    score(d, p);
-    if (p.rd < d.head_dim && !pt.copied()) p.score = std::max(p.score, pt.fraction());
-  }
+  for (layout l : {claimed.pair_layout, other})
+    cands.push_back({l, claimed.rotary_dim, l == claimed.pair_layout ? std::move(claimed_cells) : gains(d, l, claimed.rotary_dim)});
+  const bool wider = claimed.rotary_dim < d.head_dim && pt.mostly_changed();
+  if (wider)
+    for (layout l : {claimed.pair_layout, other}) cands.push_back({l, d.head_dim, gains(d, l, d.head_dim)});
+  for (auto& p : cands) score(d, p);
   std::size_t& best = out.best;
-  for (std::size_t k = 1; k < cands.size(); ++k)
-    if (cands[k].score < cands[best].score / 10 && cands[0].score > 0.03) best = k;
+  if (cands[1].score < cands[0].score / 10 && cands[0].score > 0.03) best = 1;
+  if (wider) {
+    const std::size_t h = cands[3].score < cands[2].score ? 3 : 2;
+    if (cands[h].score <= 0.03 || cands[h].score < cands[best].score / 10) best = h;
+  }
   const pairing& P = cands[best];
   if (best != 0) {
     if (P.lay != claimed.pair_layout)
