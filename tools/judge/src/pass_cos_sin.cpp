@@ -3,6 +3,7 @@
 // explained. The relative error |g / (|g|_med e^{i p theta}) - 1| above max(1e-4, 16 u_T):
 //   implied (cos, sin) on the bf16/fp16 grid in >= 70% of pairs -> cos_sin_low_precision
 //   otherwise                                                    -> fast_sincos
+// Tokens past fp32's position resolution (pass_positions.cpp) are left out of every figure.
 #include <algorithm>
 #include <cmath>
 
@@ -10,7 +11,7 @@
 
 namespace ropecheck::audit::detail {
 
-bool pass_cos_sin(const context& c, const explanation& e, double m_med) {
+bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos) {
   const dump& d = c.d;
   const judge::dtype_info T = c.AL.dtype();
   std::vector<double> e_small;
@@ -18,6 +19,7 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med) {
   std::int64_t e_all_pos = 0;
   int on_grid[2] = {0, 0}, grid_total = 0;
   for (int t = 0; t < d.tokens; ++t) {
+    if (!pos.used(t)) continue;  // past fp32's position resolution the angle, not cos/sin, dominates
     const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
     for (int i = 0; i < e.bands(); ++i) {
       const cell& cl = e.at(t, i);

@@ -84,7 +84,7 @@ struct frequency_evidence {
 [[nodiscard]] frequency_evidence pass_frequencies(const context& c, const explanation& e);
 
 // ---- pass_cos_sin.cpp ----  true when a cos/sin class was named.
-bool pass_cos_sin(const context& c, const explanation& e, double m_med);
+bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos);
 
 // ---- pass_drift.cpp ----
 struct drift_stats {
