@@ -77,4 +77,32 @@ TEST(Diagnose, LinearFactorWhereNoneClaimed) {
   EXPECT_NE(v.findings.front().sentence.find("factor 2"), std::string::npos);
 }
 
+// Every frequency (1 + r) times the exact one, angles in fp64, stored in fp32: a uniform frequency
+// error, indistinguishable from every position scaled by 1 + r.
+struct scaled_frequencies {
+  using value_type = double;
+  rope_config c;
+  double r = 0;
+  [[nodiscard]] cos_sin_pair<double> cos_sin(std::int64_t pos, int band) const {
+    const double th = std::pow(c.base, -2.0 * band / c.rotary_dim) * (1 + r);
+    return {std::cos(static_cast<double>(pos) * th), std::sin(static_cast<double>(pos) * th)};
+  }
+};
+
+// A uniform frequency error is not a wrong position: the acting positions (1 + r) p are not integers.
+// Where it moves the largest position (100000) by half a token or more it is the linear factor
+// (scaling_wrong); 1.3e-5 is just past that (1.3 tokens), 2e-4 far past. Before, these were named
+// positions_wrong ("65537 -> 65538").
+TEST(Diagnose, UniformFrequencyErrorIsALinearFactorNotWrongPositions) {
+  const auto c = claimed_config();
+  for (double r : {1.3e-5, 2.6e-5, 2e-4}) {
+    const auto v = audit::audit(
+        make_dump<float, double>(rope_geometry::of(c), scaled_frequencies{c, r}, kPos, kPos, "float32"), c);
+    print("every frequency times 1 + " + std::to_string(r), v);
+    expect_top(v, "scaling_wrong");
+    for (const auto& f : v.findings)
+      EXPECT_TRUE(f.bug_class.rfind("positions_", 0) != 0) << f.bug_class << ": " << f.sentence;
+  }
+}
+
 }  // namespace

@@ -3,6 +3,9 @@
 // explained. The relative error |g / (|g|_med e^{i p theta}) - 1| above max(1e-4, 16 u_T):
 //   implied (cos, sin) on the bf16/fp16 grid in >= 70% of pairs -> cos_sin_low_precision
 //   otherwise                                                    -> fast_sincos
+// Both models are an error independent of position: when positions 1..7 and 32..63 are both present,
+// the largest error at 1..7 must be at least a quarter of the largest at 32..63 (a frequency error,
+// growing as p, gives at most 7/32 of it).
 // Tokens past fp32's position resolution (pass_positions.cpp) are left out of every figure.
 #include <algorithm>
 #include <cmath>
@@ -15,7 +18,7 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med, const po
   const dump& d = c.d;
   const judge::dtype_info T = c.AL.dtype();
   std::vector<double> e_small;
-  double e_all = 0;
+  double e_all = 0, e_lo = -1, e_hi = -1;
   std::int64_t e_all_pos = 0;
   int on_grid[2] = {0, 0}, grid_total = 0;
   for (int t = 0; t < d.tokens; ++t) {
@@ -28,6 +31,8 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med, const po
       const cplx ex{static_cast<double>(cs.cos.value()), static_cast<double>(cs.sin.value())};
       const double err = std::abs(cl.g / (m_med * ex) - 1.0);
       if (std::llabs(p) < 64) e_small.push_back(err);
+      if (std::llabs(p) >= 1 && std::llabs(p) < 8) e_lo = std::max(e_lo, err);
+      if (std::llabs(p) >= 32 && std::llabs(p) < 64) e_hi = std::max(e_hi, err);
       if (err > e_all) e_all = err, e_all_pos = p;
       if (std::fabs(cl.g.real()) > 1e-3 && std::fabs(cl.g.imag()) > 1e-3) {
         ++grid_total;
@@ -43,6 +48,7 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med, const po
   const double es_max = e_small.empty() ? 0 : *std::max_element(e_small.begin(), e_small.end());
   const double es_med = e_small.empty() ? 0 : median(e_small);
   if (!(es_max > std::max(1e-4, 16 * c.uT))) return false;
+  if (e_lo >= 0 && e_hi >= 0 && e_lo * 4 < e_hi) return false;  // grows with position
   int g = -1;
   for (int k = 0; k < 2; ++k)
     if (grid_total > 0 && on_grid[k] * 10 >= grid_total * 7) {

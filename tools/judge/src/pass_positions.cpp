@@ -25,7 +25,9 @@ namespace {
 double pos_of(const dump& d, int t) { return static_cast<double>(d.positions[static_cast<std::size_t>(t)]); }
 
 // Every frequency scaled by one ratio r is indistinguishable from every position scaled by r:
-// implied positions r p, not integers. That is a linear (position-interpolation) factor.
+// implied positions r p, not integers. That is a linear (position-interpolation) factor when it
+// moves the largest position by at least half a token (|r - 1| max|p| >= 0.5, below that r p and p
+// are the same position) and at least two tokens act at non-integer positions (off by > 0.1).
 bool linear_factor(const context& c, const position_evidence& pe) {
   const dump& d = c.d;
   const auto& imp = pe.imp;
@@ -34,7 +36,7 @@ bool linear_factor(const context& c, const position_evidence& pe) {
     if (const auto p = d.positions[static_cast<std::size_t>(t)]; pe.used(t) && std::llabs(p) >= 8)
       ratios.push_back(imp[static_cast<std::size_t>(t)].p / static_cast<double>(p));
   const double r = median(ratios);
-  bool uniform = ratios.size() >= 4 && std::isfinite(r) && std::fabs(r - 1) > 1e-4;
+  bool uniform = ratios.size() >= 4 && std::isfinite(r) && std::fabs(r - 1) * c.pabs >= 0.5;
   int off_integer = 0;
   for (int t = 0; t < d.tokens && uniform; ++t) {
     if (!pe.used(t)) continue;
@@ -42,7 +44,7 @@ bool linear_factor(const context& c, const position_evidence& pe) {
     uniform = std::fabs(q - r * p) < 0.05 + 1e-6 * std::fabs(p);
     if (std::fabs(q - std::round(q)) > 0.1) ++off_integer;
   }
-  if (!(uniform && off_integer * 4 >= pe.resolved)) return false;
+  if (!(uniform && off_integer >= 2)) return false;
   const rope_config& claimed = c.claimed;
   std::string what;
   if (claimed.scaling == scaling_kind::linear)
@@ -157,6 +159,10 @@ bool position_class(const context& c, const position_evidence& pe) {
         0.95);
     return true;
   }
+  // A position class substitutes integer positions: a token acting at a non-integer position
+  // (off an integer by > 0.1 token; the implied positions are good to ~0.01 token even in bf16) is
+  // no such class (a frequency error looks like that: r p).
+  if (std::fabs(k - std::round(k)) > 0.1) return false;
   if (std::fabs(k) >= 0.5 && kdev < 0.5) {
     add(c.v, "positions_offset",
         fmt("positions are offset by %+lld: implied minus claimed position is %.4g at all %d tokens (max deviation "
@@ -173,6 +179,10 @@ bool position_class(const context& c, const position_evidence& pe) {
       if (big_t < 0 || std::fabs(dp[static_cast<std::size_t>(t)]) > std::fabs(dp[static_cast<std::size_t>(big_t)])) big_t = t;
     }
   if (shifted == 0) return false;
+  for (int t = 0; t < d.tokens; ++t)
+    if (pe.used(t) && std::fabs(dp[static_cast<std::size_t>(t)]) >= 0.5 &&
+        std::fabs(imp[static_cast<std::size_t>(t)].p - std::round(imp[static_cast<std::size_t>(t)].p)) > 0.1)
+      return false;
   if (low_precision(c, pe, shifted, first_t, big_t)) return true;
   some_tokens_wrong(c, pe, dp, shifted);
   return true;
