@@ -1,6 +1,8 @@
 // tools/judge/src/allowance.cpp — see ropecheck/judge/allowance.hpp for the contract.
 #include "ropecheck/judge/allowance.hpp"
 
+#include "ropecheck/judge/error_model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -23,31 +25,8 @@ std::string_view to_string(reference_kind k) noexcept {
   return k == reference_kind::hf ? "hf" : k == reference_kind::ggml ? "ggml" : "exact";
 }
 
-// The shape of error_model.hpp's bound_hf, with a conservative envelope for the scaling rules.
-double k_freq(const rope_config& c, int band, bool fp32) {
-  const int d = c.rotary_dim;
-  const double e = 2.0 * band / d;
-  const bool pow2 = d > 0 && (d & (d - 1)) == 0;
-  const double base_inexact = fp32 && static_cast<double>(static_cast<float>(c.base)) != c.base ? 1.0 : 0.0;
-  double rho = 2.0 /*pow*/ + 1.0 /*reciprocal*/ + (pow2 ? 0.0 : e * std::log(c.base)) + e * base_inexact;
-  const double s = std::max(c.factor, 1.0);
-  switch (c.scaling) {
-    case scaling_kind::none: break;
-    case scaling_kind::linear: rho += 2; break;
-    case scaling_kind::ntk:
-    case scaling_kind::dynamic_ntk:
-      rho += 3 + e * (4 + 2 * std::log(s) + std::log(c.base) * (pow2 ? 0.0 : 1.0));
-      break;
-    case scaling_kind::yarn:
-    case scaling_kind::llama3: rho += 6 + (s - 1) * (2 * rho + 16); break;
-    case scaling_kind::longrope: rho += 3; break;
-  }
-  // ggml forms theta_i by i repeated fp32 products with theta_scale = powf(base, -2/d): its bound
-  // (error_model.hpp section 3) grows with the band; DESIGN counts it as a careful fp32
-  // implementation whose drift is a warning, so the fp32 allowance covers it too.
-  if (fp32) rho = std::max(rho, band * ((2.0 / d) * std::log(c.base) + 3.0) + 2.0 + (rho - 3.0));
-  return rho;
-}
+// The judge's envelope lives in the error model (error_model.hpp section 6): one table.
+double k_freq(const rope_config& c, int band, bool fp32) { return test::judge_k_freq(c, band, fp32); }
 
 allowance::allowance(const rope_config& claimed, std::string_view dtype, reference_kind reference, bool strict,
                      std::optional<double> flat_ulps)

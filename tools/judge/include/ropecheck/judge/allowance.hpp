@@ -43,7 +43,8 @@ struct dtype_info {
 enum class reference_kind { exact, hf, ggml };
 [[nodiscard]] std::string_view to_string(reference_kind k) noexcept;
 
-// k_freq of the fp32 (or fp64) inv_freq computation for band i, in units of u of the angle type.
+// k_freq of the fp32 (or fp64) inv_freq computation for band i, in units of u of the angle type: the
+// judge's envelope of error_model.hpp (section 6, test::judge_k_freq).
 [[nodiscard]] double k_freq(const rope_config& c, int band, bool fp32);
 
 class allowance {

@@ -341,4 +341,46 @@ long double k_freq_direct(const rope_config& c, int band, std::int64_t seq_len) 
 
 inline long double k_freq_hf(const rope_config& c, int band, std::int64_t seq_len) { return bound_hf(c, band, seq_len); }
 
+// ================================================================================================
+// 6. The judge's envelope: the k_freq judge::allowance charges every careful fp32 implementation
+//    (the audit, the plugin door, the report's verdicts and the installed package read it here).
+//    One coefficient per band, for any implementation whose frequencies are formed in fp32 (fp64
+//    when fp32 is false: float64 dumps, strict mode), without knowing which chain it used:
+//      plain      the shape of bound_hf's x = rho_plain + reciprocal: pow 2u, reciprocal 1u,
+//                 e ln(base) when d is not a power of two, e for a base not representable in fp32
+//      scaling    a conservative envelope of the rules' extra steps (section 5 rule by rule):
+//                 linear + 2 (the division, an inexact factor); NTK / dynamic NTK 3 + e (4 + 2 ln s
+//                 + ln base when d is not a power of two) (base' = base s^(d/(d-2)) and its pow);
+//                 YaRN / Llama-3 6 + (s - 1)(2 rho + 16) (the mixing weights amplified by s - 1);
+//                 LongRoPE + 3 (the ext factor's conversion, product, reciprocal)
+//      ggml       with fp32, at least ggml's repeated products i ((2/d) ln base + 3) + 2 (section
+//                 3's k_freq_ggml with the plain base), plus the scaling envelope above: DESIGN
+//                 counts ggml as a careful fp32 implementation whose drift is a warning
+//    The angle allowance is then (k + k_pos + 1) u |p theta| (section 3). tests/judge/allowance_test
+//    checks, band by band over rule_sweep(), that it covers bound_hf for every rule (least margin 0u:
+//    plain and partial schedules are exactly HF's shape) and k_freq_ggml for the plain schedule (it
+//    is that bound). With a scaling rule it is up to ~6u BELOW k_freq_ggml (linear -1u, NTK -2.9u,
+//    dynamic NTK at 16k -6u, LongRoPE -2.8u: ggml's section-3 bound charges 3u per scaling step and
+//    the raised base), a known gap kept as it is so every allowance stays exactly as tight.
+[[nodiscard]] inline double judge_k_freq(const rope_config& c, int band, bool fp32) {
+  const int d = c.rotary_dim;
+  const double e = 2.0 * band / d;
+  const double base_inexact = fp32 && static_cast<double>(static_cast<float>(c.base)) != c.base ? 1.0 : 0.0;
+  double rho = kPow + kOp /*reciprocal*/ + (power_of_two(d) ? 0.0 : e * std::log(c.base)) + e * base_inexact;
+  const double s = std::max(c.factor, 1.0);
+  switch (c.scaling) {
+    case scaling_kind::none: break;
+    case scaling_kind::linear: rho += 2; break;
+    case scaling_kind::ntk:
+    case scaling_kind::dynamic_ntk:
+      rho += 3 + e * (4 + 2 * std::log(s) + std::log(c.base) * (power_of_two(d) ? 0.0 : 1.0));
+      break;
+    case scaling_kind::yarn:
+    case scaling_kind::llama3: rho += 6 + (s - 1) * (2 * rho + 16); break;
+    case scaling_kind::longrope: rho += 3; break;
+  }
+  if (fp32) rho = std::max(rho, band * ((2.0 / d) * std::log(c.base) + 3.0) + 2.0 + (rho - 3.0));
+  return rho;
+}
+
 }  // namespace ropecheck::test

@@ -3,7 +3,8 @@
 // produced (inputs x, outputs y, the positions it was told) and the convention it claims, say
 // whether it is right and, when it is not, which bug class it has, with the figures that show it.
 //
-// Method (details in tools/judge/src/judge.cpp):
+// Method (details in tools/judge/src/judge.cpp, the orchestration; judging.cpp; one pass per
+// hypothesis family behind src/passes.hpp):
 //   1. Judge. y* = the exact rotation of x at each claimed position (reference::rope_reference).
 //      Each element's error |y - y*| is taken relative to af (|x_a| + |x_b|) of its pair and
 //      counted in ulps of the dump dtype (eps_T = 2^(1 - digits(T))). The allowance per element
@@ -16,7 +17,9 @@
 //      carrying its figures: pairing (layout, rotary dim), attention factor, implied positions
 //      (offset, constant, bf16/fp16 grid), fitted frequencies (base, rotary dim, low-precision
 //      inv_freq, fp32 drift), and the cos/sin error at small positions (fast sin/cos, a bf16/fp16
-//      cos/sin cache).
+//      cos/sin cache). Every pass after the pairing works on the pairing it chose, and a finding is
+//      named only inside its own error model; what no hypothesis explains is `unexplained`, with
+//      the tokens (position range) and bands where the residual sits.
 #pragma once
 
 #include <cstdint>

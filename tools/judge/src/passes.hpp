@@ -1,0 +1,108 @@
+// tools/judge/src/passes.hpp — the diagnosis, one pass per hypothesis family (internal to
+// ropecheck::judge). judge.cpp runs them in this order on a failing dump:
+//   pass_pairing      which (layout, rotary dim) rotates rigidly across heads: layout_swapped,
+//                     rotary_dim_wrong (every coordinate rotated, or pass-through coordinates changed)
+//   pass_magnitude    the implied attention factor: attention_factor_wrong
+//   pass_positions    the position each token acts at: scaling_wrong (linear), positions_constant,
+//                     positions_offset, positions_low_precision, positions_wrong
+//   pass_frequencies  per-band frequencies when positions alone do not explain the angles: base_wrong,
+//                     scaling_wrong, dynamic_ntk_not_reset, rotary_dim_wrong (theta over head_dim),
+//                     inv_freq_low_precision
+//   pass_cos_sin      the cos/sin error at small positions: fast_sincos, cos_sin_low_precision
+//   pass_drift        angle error growing with position: angle_drift_fp32, or unexplained
+// Every pass after pass_pairing works on the cells of the pairing it chose (an explanation), so
+// findings never contradict each other; each pass adds only what the explanation so far leaves open.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "evidence.hpp"
+#include "ropecheck/judge/allowance.hpp"
+#include "ropecheck/judge/judge.hpp"
+#include "ropecheck/reference/reference.hpp"
+
+namespace ropecheck::audit::detail {
+
+// What every pass reads (the diagnosis subset and the claim) and where it writes (the verdict).
+struct context {
+  const dump& d;                         // the diagnosis subset
+  const rope_config& claimed;
+  const reference::rope_reference& ref;  // exact reference of the claimed convention
+  const judge::allowance& AL;            // the exact-angle allowance of the dump's dtype
+  std::int64_t seq_len = 0, pmin = 0, pmax = 0;
+  double pabs = 0;  // largest |claimed position|
+  double af = 1;    // the claimed (exact) attention factor
+  double uT = 0;    // unit roundoff of the dump dtype
+  verdict& v;
+};
+
+// The explanation the passes refine: the chosen pairing and the claimed frequencies over its rotary dim.
+struct explanation {
+  const pairing& P;
+  rope_config cfg;                     // the claim with rotary_dim = P.rd
+  const reference::rope_reference& R;  // its exact reference
+  std::vector<double> th;              // its exact frequencies
+  [[nodiscard]] int bands() const { return P.bands(); }
+  [[nodiscard]] const cell& at(int t, int i) const { return P.at(t, i); }
+};
+
+// ---- pass_pairing.cpp ----
+struct pairing_choice {
+  std::vector<pairing> cands;  // cands[0] is the claimed pairing
+  std::size_t best = 0;
+};
+[[nodiscard]] pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells);
+
+// ---- pass_magnitude.cpp ----  returns the median |g| (the implied attention factor).
+double pass_magnitude(const context& c, const explanation& e);
+
+// ---- pass_positions.cpp ----
+struct position_evidence {
+  std::vector<implied> imp;      // per token, with the claimed frequencies (resolvable tokens only)
+  std::vector<char> resolvable;  // per token: fp32 angles can resolve its position (pass_positions.cpp)
+  int resolved = 0;              // how many are
+  double worst_fit = 0;          // largest rms angle residual over the resolvable tokens (rad)
+  bool explain = false;          // every resolvable token is explained by some position (worst_fit < 0.1 rad)
+  bool named = false;            // a position class was named
+  [[nodiscard]] bool used(int t) const { return resolvable[static_cast<std::size_t>(t)] != 0; }
+  // "; N tokens past fp32's position resolution left out" when some are.
+  [[nodiscard]] std::string left_out() const {
+    const int n = static_cast<int>(resolvable.size()) - resolved;
+    return n > 0 ? fmt("; %d tokens past fp32's position resolution left out", n) : std::string();
+  }
+};
+[[nodiscard]] position_evidence pass_positions(const context& c, const explanation& e);
+
+// ---- pass_frequencies.cpp ----  run only when positions do not explain the angles.
+struct frequency_evidence {
+  bool named = false;   // a frequency class (or unexplained for too few positions) was named
+  double max_rel = 0;   // largest relative frequency error of the line fits, and its band
+  int max_rel_band = 0;
+};
+[[nodiscard]] frequency_evidence pass_frequencies(const context& c, const explanation& e);
+
+// ---- pass_cos_sin.cpp ----  true when a cos/sin class was named.
+bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos);
+
+// ---- pass_drift.cpp ----
+struct drift_stats {
+  double max_err = 0, max_tokens = 0, max_k = 0, small_p_max = 0;
+  std::int64_t at_pos = 0;
+  int at_band = 0;
+};
+// Angle errors of the pairing's cells against R's exact angles.
+[[nodiscard]] drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R);
+// On a pass that needed the fp32 angle allowance: the drift, as a warning.
+void drift_warning(const context& c, const pairing& claimed_pairing);
+// Frequencies fitted within 1e-3 of the claim but the dump fails: fp32 drift when every angle is
+// within its bound (pass_drift.cpp), else unexplained.
+void drift_after_frequencies(const context& c, const explanation& e, const frequency_evidence& f);
+// Positions explain every token, no cos/sin class, nothing named so far.
+void drift_after_cos_sin(const context& c, const explanation& e);
+// `unexplained`, naming the tokens and bands whose angles exceed the fp32 drift bound; `what` says
+// which hypotheses were tried.
+void residual_unexplained(const context& c, const explanation& e, const std::string& what);
+
+}  // namespace ropecheck::audit::detail
