@@ -118,6 +118,18 @@ TEST(JudgeColumn, positions_held_in_bf16_are_named_first) {
   EXPECT_EQ(j.dtype, "float32");
 }
 
+// On the probe set (which reaches 2^24, where a careful fp32 angle is off by radians) the judge
+// still names each bug first, not fp32 drift.
+TEST(JudgeColumn, a_fast_sin_cos_and_a_bf16_cos_sin_cache_are_named_first) {
+  print_seed();
+  const judge_column fast = judge_implementation("fast_sincos", llama3(), probe_seed);
+  EXPECT_FALSE(fast.pass);
+  EXPECT_EQ(fast.verdict, "fast_sincos") << fast.finding;
+  const judge_column cache = judge_implementation("cos_sin_cache_bf16", llama3(), probe_seed);
+  EXPECT_FALSE(cache.pass);
+  EXPECT_EQ(cache.verdict, "cos_sin_low_precision") << cache.finding;
+}
+
 TEST(JudgeColumn, is_the_same_with_one_and_two_threads) {
   print_seed();
   for (const char* name : {"hf_bf16", "bf16_positions"}) {

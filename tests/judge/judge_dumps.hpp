@@ -98,6 +98,18 @@ inline void expect_pass(const verdict& v) {
 }
 
 // fp32 angle from an inv_freq held in bfloat16 (the framework's fp32 value rounded once).
+// Every frequency (1 + r) times the exact one, angles in fp64: a uniform frequency error,
+// indistinguishable from every position scaled by 1 + r.
+struct scaled_frequencies {
+  using value_type = double;
+  rope_config c;
+  double r = 0;
+  [[nodiscard]] cos_sin_pair<double> cos_sin(std::int64_t pos, int band) const {
+    const double th = std::pow(c.base, -2.0 * band / c.rotary_dim) * (1 + r);
+    return {std::cos(static_cast<double>(pos) * th), std::sin(static_cast<double>(pos) * th)};
+  }
+};
+
 struct bf16_inv_freq_angle {
   using value_type = float;
   explicit bf16_inv_freq_angle(const rope_config& c) : inner(c) {}

@@ -21,18 +21,6 @@ TEST(Diagnose, CosSinCacheInBf16) {
   expect_top(v, "cos_sin_low_precision");
 }
 
-// Every frequency (1 + r) times the exact one, angles in fp64, stored in fp32: a uniform frequency
-// error, indistinguishable from every position scaled by 1 + r.
-struct scaled_frequencies {
-  using value_type = double;
-  rope_config c;
-  double r = 0;
-  [[nodiscard]] cos_sin_pair<double> cos_sin(std::int64_t pos, int band) const {
-    const double th = std::pow(c.base, -2.0 * band / c.rotary_dim) * (1 + r);
-    return {std::cos(static_cast<double>(pos) * th), std::sin(static_cast<double>(pos) * th)};
-  }
-};
-
 // A cos/sin error that grows with position is not fast_sincos (nor a low-precision cache): on
 // positions 0..63 only, a frequency error of 1e-4 gives cos/sin errors ~ r p theta, 9x larger at
 // 32..63 than at 1..7. Before, this was named fast_sincos; now nothing fits and it is unexplained.

@@ -77,18 +77,6 @@ TEST(Diagnose, LinearFactorWhereNoneClaimed) {
   EXPECT_NE(v.findings.front().sentence.find("factor 2"), std::string::npos);
 }
 
-// Every frequency (1 + r) times the exact one, angles in fp64, stored in fp32: a uniform frequency
-// error, indistinguishable from every position scaled by 1 + r.
-struct scaled_frequencies {
-  using value_type = double;
-  rope_config c;
-  double r = 0;
-  [[nodiscard]] cos_sin_pair<double> cos_sin(std::int64_t pos, int band) const {
-    const double th = std::pow(c.base, -2.0 * band / c.rotary_dim) * (1 + r);
-    return {std::cos(static_cast<double>(pos) * th), std::sin(static_cast<double>(pos) * th)};
-  }
-};
-
 // A uniform frequency error is not a wrong position: the acting positions (1 + r) p are not integers.
 // Where it moves the largest position (100000) by half a token or more it is the linear factor
 // (scaling_wrong); 1.3e-5 is just past that (1.3 tokens), 2e-4 far past. Before, these were named

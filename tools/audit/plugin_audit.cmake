@@ -37,11 +37,10 @@ ropecheck_foreign_plugin(meta_f32 meta_rope.cpp 0 "")
 ropecheck_foreign_plugin(yarn_f32 yarn_rope.cpp 0 "")
 # Bugs: fail, their class named first.
 ropecheck_foreign_plugin(bug_base_500000 hf_rope.cpp 1 base_wrong BUG_BASE_500000)
-# The fast sin/cos with angles formed in double: with fp32 angles the probe's tokens at 2^24 +- 8 (fp32
-# angles ~1 rad off there) spoil the judge's implied-position fit and it names angle_drift_fp32 first
-# (reported to the lead; bug_fast_sincos_fp32_angles is built to show it, not tested).
+# The fast sin/cos both ways real kernels do it: angles formed in fp32 (then ~1 rad off at the probe's
+# 2^24 +- 8, which must not hide the bug), and formed and range-reduced in double.
 ropecheck_foreign_plugin(bug_fast_sincos hf_rope.cpp 1 fast_sincos BUG_FAST_SINCOS ANGLE_FP64)
-ropecheck_foreign_plugin(bug_fast_sincos_fp32_angles hf_rope.cpp untested "" BUG_FAST_SINCOS)
+ropecheck_foreign_plugin(bug_fast_sincos_fp32_angles hf_rope.cpp 1 fast_sincos BUG_FAST_SINCOS)
 ropecheck_foreign_plugin(bug_bf16_positions hf_rope.cpp 1 positions_low_precision BUG_BF16_POSITIONS)
 ropecheck_foreign_plugin(bug_interleaved_pairs hf_rope.cpp 1 layout_swapped BUG_INTERLEAVED_PAIRS)
 ropecheck_foreign_plugin(bug_theta_over_head_dim hf_rope.cpp 1 rotary_dim_wrong BUG_THETA_OVER_HEAD_DIM)
