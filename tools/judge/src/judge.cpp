@@ -14,6 +14,7 @@
 //      pass_magnitude.cpp    attention factor
 //      pass_positions.cpp    offset, constant, wrong tokens, low-precision positions, linear factor
 //      pass_frequencies.cpp  base, scaling, dynamic NTK, theta over head_dim, inv_freq precision
+//      pass_angle_precision.cpp  angles formed in bf16/fp16 (eager 16-bit RoPE)
 //      pass_cos_sin.cpp      fast sin/cos, low-precision cos/sin
 //      pass_drift.cpp        fp32 drift
 //    One head gives no rigidity test: the pairing is then judged by the spread of the pair magnitude
@@ -63,11 +64,14 @@ void diagnose(const context& c, const pairing& P) {
 
   const double m_med = pass_magnitude(c, e);
   const position_evidence pos = pass_positions(c, e);
+  if (!pos.explain && pass_angle_precision(c, e)) return;
   if (!pos.explain) {
     const frequency_evidence f = pass_frequencies(c, e);
     if (!f.named && f.max_rel <= 1e-3) drift_after_frequencies(c, e, f);
   }
-  if (pos.explain && !pos.named && !pass_cos_sin(c, e, m_med, pos) && c.v.findings.empty()) drift_after_cos_sin(c, e);
+  if (pos.explain && !pos.named && !pass_cos_sin(c, e, m_med, pos) && c.v.findings.empty() &&
+      !pass_angle_precision(c, e))
+    drift_after_cos_sin(c, e);
 }
 
 }  // namespace

@@ -83,6 +83,8 @@ void unexplained(const context& c, const drift_bound& B, const residual& r, cons
 
 }  // namespace
 
+double fp32_drift_bound(const context& c, double abs_angle) { return bound_of(c).at(abs_angle); }
+
 drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R) {
   drift_stats s;
   const dump& d = c.d;

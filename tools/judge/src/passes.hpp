@@ -8,6 +8,10 @@
 //   pass_frequencies  per-band frequencies when positions alone do not explain the angles: base_wrong,
 //                     scaling_wrong, dynamic_ntk_not_reset, rotary_dim_wrong (theta over head_dim),
 //                     inv_freq_low_precision
+//   pass_angle_precision  angles formed in a 16-bit type (eager bf16/fp16): angle_low_precision, when
+//                     inv_freq alone in 16 bits does not explain as much (positions alone are named
+//                     by pass_positions, earlier); before pass_frequencies when positions do not
+//                     explain, else after pass_cos_sin
 //   pass_cos_sin      the cos/sin error at small positions: fast_sincos, cos_sin_low_precision
 //   pass_drift        angle error growing with position: angle_drift_fp32, or unexplained
 // Every pass after pass_pairing works on the cells of the pairing it chose (an explanation), so
@@ -83,6 +87,23 @@ struct frequency_evidence {
 };
 [[nodiscard]] frequency_evidence pass_frequencies(const context& c, const explanation& e);
 
+// ---- pass_angle_precision.cpp ----  true when angle_low_precision was named.
+bool pass_angle_precision(const context& c, const explanation& e);
+// The candidate angles fl_F(fl_F(p) fl_F(theta32)) for a 16-bit F of `digits` significant bits (8
+// bf16, 11 fp16), with theta32 the fp32 inv_freq within kf u_f32 of theta and fl_F(p) or
+// fl_F(fl32(p)) as the position (pass_angle_precision.cpp); distinct values, at most 4.
+[[nodiscard]] std::vector<double> angles16(std::int64_t p, double theta, double kf, int digits);
+struct angle16_fit {
+  double residual = std::numeric_limits<double>::infinity();  // |wrap(phi - a)| of the nearest candidate a
+  double angle = 0;                                           // that a
+  bool fits = false;                                          // residual <= delta
+};
+[[nodiscard]] angle16_fit fit_angle16(double phi, std::int64_t p, double theta, double kf, int digits, double delta);
+// n of `of` is nearly all: at least 99%.
+[[nodiscard]] bool nearly_all(int n, int of);
+// An angle error of more than half a token in a band of frequency theta.
+[[nodiscard]] bool past_half_token(double angle_error, double theta);
+
 // ---- pass_cos_sin.cpp ----  true when a cos/sin class was named.
 bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos);
 
@@ -94,6 +115,8 @@ struct drift_stats {
 };
 // Angle errors of the pairing's cells against R's exact angles.
 [[nodiscard]] drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R);
+// What fp32 angle formation may be off by at |p theta| = abs_angle: floor + K u_f32 |p theta|.
+[[nodiscard]] double fp32_drift_bound(const context& c, double abs_angle);
 // On a pass that needed the fp32 angle allowance: the drift, as a warning.
 void drift_warning(const context& c, const pairing& claimed_pairing);
 // Frequencies fitted within 1e-3 of the claim but the dump fails: fp32 drift when every angle is
