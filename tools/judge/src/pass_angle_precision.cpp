@@ -83,6 +83,8 @@ tally count(const context& c, const explanation& e, int digits, double delta) {
   const judge::allowance fp32(e.cfg, "float32", reference_kind::exact, false);
   tally s;
   std::vector<char> band_all(static_cast<std::size_t>(ub), 1);
+  std::vector<double> kf(static_cast<std::size_t>(ub));  // fp32 inv_freq bound per band, u_f32
+  for (int i = 0; i < ub; ++i) kf[static_cast<std::size_t>(i)] = judge::k_freq(e.cfg, i, true);
   for (int t = 0; t < d.tokens; ++t) {
     const std::int64_t p = d.positions[static_cast<std::size_t>(t)];
     const double pd = static_cast<double>(p);
@@ -95,7 +97,7 @@ tally count(const context& c, const explanation& e, int digits, double delta) {
       ++s.cells;
       const bool off = std::fabs(e.R.angle_error(p, i, phi)) > fp32_drift_bound(c, std::fabs(exact));
       s.off += off ? 1 : 0;
-      const angle16_fit fit = fit_angle16(phi, p, th, judge::k_freq(e.cfg, i, true), digits, delta);
+      const angle16_fit fit = fit_angle16(phi, p, th, kf[static_cast<std::size_t>(i)], digits, delta);
       // The one-rounding rival, within delta plus fp32's own angle allowance.
       const double inv16 = pd * round_to_digits(round_to_digits(th, 24), digits);
       s.inv_fit += std::fabs(wrap(phi - inv16)) <= delta + fp32.angle_term(p, i, std::fabs(inv16)) ? 1 : 0;
