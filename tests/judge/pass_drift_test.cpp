@@ -62,6 +62,8 @@ TEST(Diagnose, MropeLikeBandsAreUnexplainedWithTheirTokensAndBands) {
   const std::string& s = v.findings.front().sentence;
   EXPECT_NE(s.find("positions 100..159"), std::string::npos) << s;
   EXPECT_NE(s.find("bands 16..63"), std::string::npos) << s;
+  // The whole sentence, never cut at a buffer's length (it is longer than 512 characters).
+  EXPECT_TRUE(s.ends_with("agree with the claim within that bound")) << s;
 
   // A small shift (7 tokens) in bands 16..63: the fast bands 0..15 pin one position per token within
   // 0.1 rad, so this reaches the drift pass from the position side; still far beyond fp32 drift.

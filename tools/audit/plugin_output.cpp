@@ -9,10 +9,14 @@
 namespace ropecheck::audit {
 namespace {
 
+// printf-style, any length (a finding's sentence is never cut).
 std::string fmt(const char* f, auto... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
+  const int n = std::snprintf(nullptr, 0, f, a...);
+  if (n <= 0) return {};
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  std::snprintf(s.data(), s.size(), f, a...);
+  s.resize(static_cast<std::size_t>(n));
+  return s;
 }
 
 const char* status_of(const plugin_property_result& p) {

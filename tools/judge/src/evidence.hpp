@@ -34,11 +34,15 @@ inline constexpr double kU32 = 0x1p-24;
 // The upper median (NaN for an empty sample).
 [[nodiscard]] double median(std::vector<double> v);
 
+// printf-style, any length (a finding's sentence is never cut).
 template <class... A>
 [[nodiscard]] std::string fmt(const char* f, A... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
+  const int n = std::snprintf(nullptr, 0, f, a...);
+  if (n <= 0) return {};
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  std::snprintf(s.data(), s.size(), f, a...);
+  s.resize(static_cast<std::size_t>(n));
+  return s;
 }
 
 // v rounded to a floating-point grid of `digits` significant bits (8 bf16, 11 fp16, 24 fp32; round
