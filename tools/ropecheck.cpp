@@ -338,6 +338,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
 int main(int argc, char** argv) {
   CLI::App app{"ropecheck: verification of rotary position embeddings"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ropecheck ") + ROPECHECK_VERSION);
   auto* rep = app.add_subcommand("report", "precision of RoPE implementations against exact mathematics, by position");
   auto* aud = app.add_subcommand("audit", "judge another implementation's output (a dump) or kernel (--plugin); name the bug");
 
