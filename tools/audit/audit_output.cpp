@@ -1,5 +1,6 @@
 // tools/audit/audit_output.cpp — see audit_output.hpp.
 #include "audit_output.hpp"
+#include "ropecheck/judge/sentence.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,15 +11,7 @@
 namespace ropecheck::audit {
 namespace {
 
-// printf-style, any length (a finding's sentence is never cut).
-std::string fmt(const char* f, auto... a) {
-  const int n = std::snprintf(nullptr, 0, f, a...);
-  if (n <= 0) return {};
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::snprintf(s.data(), s.size(), f, a...);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
-}
+using judge::fmt;  // ropecheck/judge/sentence.hpp
 
 // JSON numbers: non-finite values become null.
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }

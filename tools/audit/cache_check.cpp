@@ -13,6 +13,7 @@
 
 #include "audit_input.hpp"
 #include "ropecheck/reference/reference.hpp"
+#include "ropecheck/judge/sentence.hpp"
 
 namespace ropecheck::audit {
 namespace {
@@ -24,15 +25,7 @@ int digits_of(const std::string& dt) {
   return 53;
 }
 
-// printf-style, any length (a finding's sentence is never cut).
-std::string fmt(const char* f, auto... a) {
-  const int n = std::snprintf(nullptr, 0, f, a...);
-  if (n <= 0) return {};
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::snprintf(s.data(), s.size(), f, a...);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
-}
+using judge::fmt;  // ropecheck/judge/sentence.hpp
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // tools/audit/plugin_output.cpp — see plugin_output.hpp.
 #include "plugin_output.hpp"
+#include "ropecheck/judge/sentence.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -9,15 +10,7 @@
 namespace ropecheck::audit {
 namespace {
 
-// printf-style, any length (a finding's sentence is never cut).
-std::string fmt(const char* f, auto... a) {
-  const int n = std::snprintf(nullptr, 0, f, a...);
-  if (n <= 0) return {};
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::snprintf(s.data(), s.size(), f, a...);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
-}
+using judge::fmt;  // ropecheck/judge/sentence.hpp
 
 const char* status_of(const plugin_property_result& p) {
   if (!p.passed) return "FAIL";

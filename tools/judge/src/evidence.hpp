@@ -22,6 +22,7 @@
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
+#include "ropecheck/judge/sentence.hpp"
 
 namespace ropecheck::audit::detail {
 
@@ -34,16 +35,7 @@ inline constexpr double kU32 = 0x1p-24;
 // The upper median (NaN for an empty sample).
 [[nodiscard]] double median(std::vector<double> v);
 
-// printf-style, any length (a finding's sentence is never cut).
-template <class... A>
-[[nodiscard]] std::string fmt(const char* f, A... a) {
-  const int n = std::snprintf(nullptr, 0, f, a...);
-  if (n <= 0) return {};
-  std::string s(static_cast<std::size_t>(n) + 1, '\0');
-  std::snprintf(s.data(), s.size(), f, a...);
-  s.resize(static_cast<std::size_t>(n));
-  return s;
-}
+using judge::fmt;  // ropecheck/judge/sentence.hpp: any length
 
 // v rounded to a floating-point grid of `digits` significant bits (8 bf16, 11 fp16, 24 fp32; round
 // to nearest even); other digit counts leave v unchanged.

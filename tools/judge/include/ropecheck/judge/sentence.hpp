@@ -1,0 +1,21 @@
+// ropecheck/judge/sentence.hpp — printf-style formatting of a finding's sentence and the writers' lines,
+// of any length (a sentence is never cut at a buffer's size). Format strings are the callers' literals.
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+namespace ropecheck::judge {
+
+template <class... A>
+[[nodiscard]] std::string fmt(const char* f, A... a) {
+  const int n = std::snprintf(nullptr, 0, f, a...);
+  if (n <= 0) return {};
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  std::snprintf(s.data(), s.size(), f, a...);
+  s.resize(static_cast<std::size_t>(n));
+  return s;
+}
+
+}  // namespace ropecheck::judge
