@@ -45,6 +45,17 @@ inline rope_config claimed_config(int head_dim = 64) {
   return c;
 }
 
+// A YaRN claim (Qwen2.5-style: base 1e6, factor 4 over 32768, 128 dims).
+inline rope_config yarn_claim() {
+  auto c = claimed_config(128);
+  c.base = 1000000.0;
+  c.scaling = scaling_kind::yarn;
+  c.factor = 4.0;
+  c.original_max_position_embeddings = 32768;
+  c.max_position_embeddings = 131072;
+  return c;
+}
+
 // Inputs k/64, 0 < |k| <= 128.
 inline std::vector<double> random_x(std::size_t n, unsigned seed) {
   std::mt19937 gen(seed);

@@ -40,12 +40,7 @@ TEST(Diagnose, CorrectFp32PartialRotaryPasses) {
 }
 
 TEST(Diagnose, CorrectYarnPasses) {
-  auto c = claimed_config(128);
-  c.base = 1000000.0;
-  c.scaling = scaling_kind::yarn;
-  c.factor = 4.0;
-  c.original_max_position_embeddings = 32768;
-  c.max_position_embeddings = 131072;
+  auto c = yarn_claim();
   const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("correct yarn fp32", v);
   EXPECT_TRUE(v.pass);
