@@ -1,10 +1,17 @@
 // tests/judge/pass_drift_test.cpp — angle error growing with position (pass_drift.cpp).
 #include "judge/judge_dumps.hpp"
 
+#include <cmath>
+#include <limits>
+
+#include "passes.hpp"  // tools/judge/src: the pass's threshold, tested at equality
+
 namespace {
 
 using namespace ropecheck;
 using namespace ropecheck::judge_test;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();  // std::nextafter toward it: one ulp above
 
 TEST(Diagnose, Fp32AnglesInAFloat64Dump) {
   const auto c = claimed_config();
@@ -85,6 +92,20 @@ TEST(Diagnose, MropeLikeAllBandsIsPositionsWrong) {
       make_dump<float>(rope_geometry::of(c), mrope_like{hf_angle<float>(c), true}, pos, pos, "float32"), c);
   print("tokens 100..159 other positions in every band", v);
   expect_top(v, "positions_wrong");
+}
+
+// ---- the drift bound (every angle error within 2 fixed + K u_f32 |p theta|) ----
+// Equality is within: the bound is the largest error fp32 angle formation may reach (K = 4 (k_max +
+// 2) already holds a factor 4 of room), so an error that reaches it is still fp32 drift; one ulp past
+// it is not (error / bound rounds to 1 + 2^-52 > 1).
+TEST(Diagnose, AnErrorAtTheBoundIsWithinFp32Drift) {
+  using audit::detail::within_fp32_drift;
+  for (const double bound : {1.0, 2.5e-6, 9.3e-3, 0.1}) {
+    EXPECT_TRUE(within_fp32_drift(std::nextafter(bound, 0.0), bound)) << bound;
+    EXPECT_TRUE(within_fp32_drift(bound, bound)) << bound;
+    EXPECT_FALSE(within_fp32_drift(std::nextafter(bound, kInf), bound)) << bound;
+  }
+  EXPECT_TRUE(within_fp32_drift(0.0, 2.5e-6));  // exact angles
 }
 
 }  // namespace

@@ -1,10 +1,17 @@
 // tests/judge/pass_positions_test.cpp — the positions tokens act at (pass_positions.cpp).
 #include "judge/judge_dumps.hpp"
 
+#include <cmath>
+#include <limits>
+
+#include "passes.hpp"  // tools/judge/src: the pass's threshold, tested at equality
+
 namespace {
 
 using namespace ropecheck;
 using namespace ropecheck::judge_test;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();  // std::nextafter toward it: one ulp above
 
 TEST(Diagnose, PositionsOffset) {
   const auto c = claimed_config();
@@ -91,6 +98,18 @@ TEST(Diagnose, UniformFrequencyErrorIsALinearFactorNotWrongPositions) {
     for (const auto& f : v.findings)
       EXPECT_TRUE(f.bug_class.rfind("positions_", 0) != 0) << f.bug_class << ": " << f.sentence;
   }
+}
+
+// ---- the fp32 position-resolvability cut (0.05 rad rms of the allowed fp32 angle error) ----
+// Equality resolves: the pass leaves a token out only when the allowed error exceeds 0.05 rad, half
+// the 0.1 rad acceptance; at exactly half, a careful fp32 implementation's error still fits twice
+// inside the acceptance, so the token can confirm or refute a position.
+TEST(Diagnose, Fp32ResolvesAPositionAtTheCutItself) {
+  using audit::detail::fp32_resolves_position;
+  EXPECT_TRUE(fp32_resolves_position(std::nextafter(0.05, 0.0)));
+  EXPECT_TRUE(fp32_resolves_position(0.05));
+  EXPECT_FALSE(fp32_resolves_position(std::nextafter(0.05, kInf)));
+  EXPECT_TRUE(fp32_resolves_position(0.0));  // position 0: every angle is exact
 }
 
 }  // namespace

@@ -14,6 +14,9 @@
 
 namespace ropecheck::audit::detail {
 
+// Written as !(4 small < late), the comparison the pass always made (x4 is exact).
+bool error_does_not_grow(double small_p_max, double late_p_max) { return !(small_p_max * 4 < late_p_max); }
+
 bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos) {
   const dump& d = c.d;
   const judge::dtype_info T = c.AL.dtype();
@@ -48,7 +51,7 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med, const po
   const double es_max = e_small.empty() ? 0 : *std::max_element(e_small.begin(), e_small.end());
   const double es_med = e_small.empty() ? 0 : median(e_small);
   if (!(es_max > std::max(1e-4, 16 * c.uT))) return false;
-  if (e_lo >= 0 && e_hi >= 0 && e_lo * 4 < e_hi) return false;  // grows with position
+  if (e_lo >= 0 && e_hi >= 0 && !error_does_not_grow(e_lo, e_hi)) return false;  // grows with position
   int g = -1;
   for (int k = 0; k < 2; ++k)
     if (grid_total > 0 && on_grid[k] * 10 >= grid_total * 7) {

@@ -55,10 +55,11 @@ residual locate(const context& c, const explanation& e, const drift_bound& B) {
       if (!cl.ok) continue;
       const double err = std::fabs(e.R.angle_error(p, i, std::arg(cl.g)));
       const double phi = std::fabs(static_cast<double>(e.R.angle(p, i).value()));
-      const double ratio = err / B.at(phi);
+      const double bound = B.at(phi);
+      const double ratio = err / bound;
       if (ratio > r.worst_ratio)
         r.worst_ratio = ratio, r.worst_err = err, r.worst_pos = p, r.worst_band = i, r.worst_k = phi > 0 ? err / (kU32 * phi) : 0;
-      if (ratio <= 1) continue;
+      if (within_fp32_drift(err, bound)) continue;
       hit = true;
       band_hit[static_cast<std::size_t>(i)] = 1;
       r.b_lo = std::min(r.b_lo, i), r.b_hi = std::max(r.b_hi, i);
@@ -84,6 +85,8 @@ void unexplained(const context& c, const drift_bound& B, const residual& r, cons
 }  // namespace
 
 double fp32_drift_bound(const context& c, double abs_angle) { return bound_of(c).at(abs_angle); }
+
+bool within_fp32_drift(double error, double bound) { return error / bound <= 1; }
 
 drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R) {
   drift_stats s;
@@ -119,7 +122,7 @@ void drift_warning(const context& c, const pairing& claimed_pairing) {
 void drift_after_frequencies(const context& c, const explanation& e, const frequency_evidence& f) {
   const drift_bound B = bound_of(c);
   const residual r = locate(c, e, B);
-  if (r.worst_ratio > 1) {
+  if (!within_fp32_drift(r.worst_ratio, 1)) {  // the largest error/bound, over a bound of 1
     unexplained(c, B, r,
                 fmt("no position explains every token, and the fitted frequencies are within %.3g of the claim", f.max_rel));
     return;
@@ -137,7 +140,7 @@ void drift_after_frequencies(const context& c, const explanation& e, const frequ
 void drift_after_cos_sin(const context& c, const explanation& e) {
   const drift_bound B = bound_of(c);
   const residual r = locate(c, e, B);
-  if (r.worst_ratio > 1) {
+  if (!within_fp32_drift(r.worst_ratio, 1)) {  // the largest error/bound, over a bound of 1
     unexplained(c, B, r, "every token's position fits to 0.1 rad, and no cos/sin class fits");
     return;
   }

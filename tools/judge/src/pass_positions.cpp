@@ -190,6 +190,9 @@ bool position_class(const context& c, const position_evidence& pe) {
 
 }  // namespace
 
+// Written as !(x > 0.05), the comparison the pass always made (a NaN resolves, as before).
+bool fp32_resolves_position(double rms_allowed_error) { return !(rms_allowed_error > 0.05); }
+
 position_evidence pass_positions(const context& c, const explanation& e) {
   const dump& d = c.d;
   const int ub = e.bands();
@@ -207,7 +210,7 @@ position_evidence pass_positions(const context& c, const explanation& e) {
       const double term = fp32.angle_term(p, i, std::fabs(static_cast<double>(p)) * e.th[static_cast<std::size_t>(i)]);
       allowed2 += term * term;
     }
-    if (std::sqrt(allowed2 / std::max(ub, 1)) > 0.05) {
+    if (!fp32_resolves_position(std::sqrt(allowed2 / std::max(ub, 1)))) {
       pe.resolvable[static_cast<std::size_t>(t)] = 0;
       continue;
     }

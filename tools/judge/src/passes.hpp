@@ -78,6 +78,9 @@ struct position_evidence {
   }
 };
 [[nodiscard]] position_evidence pass_positions(const context& c, const explanation& e);
+// fp32 can resolve a token's position when the rms over bands of a careful fp32 implementation's
+// allowed angle error is at most 0.05 rad (half the 0.1 rad acceptance); 0.05 itself resolves.
+[[nodiscard]] bool fp32_resolves_position(double rms_allowed_error);
 
 // ---- pass_frequencies.cpp ----  run only when positions do not explain the angles.
 struct frequency_evidence {
@@ -106,6 +109,9 @@ struct angle16_fit {
 
 // ---- pass_cos_sin.cpp ----  true when a cos/sin class was named.
 bool pass_cos_sin(const context& c, const explanation& e, double m_med, const position_evidence& pos);
+// A cos/sin error independent of position: the largest error at p 1..7 is at least a quarter of the
+// largest at 32..63 (a frequency error, growing as p, gives at most 7/32); exactly a quarter does not grow.
+[[nodiscard]] bool error_does_not_grow(double small_p_max, double late_p_max);
 
 // ---- pass_drift.cpp ----
 struct drift_stats {
@@ -117,6 +123,9 @@ struct drift_stats {
 [[nodiscard]] drift_stats drift_of(const context& c, const pairing& P, const reference::rope_reference& R);
 // What fp32 angle formation may be off by at |p theta| = abs_angle: floor + K u_f32 |p theta|.
 [[nodiscard]] double fp32_drift_bound(const context& c, double abs_angle);
+// An angle error within fp32 drift: error / bound <= 1 (the ratio the findings report); at the bound
+// itself it is within, the bound being the largest error fp32 angle formation may reach.
+[[nodiscard]] bool within_fp32_drift(double error, double bound);
 // On a pass that needed the fp32 angle allowance: the drift, as a warning.
 void drift_warning(const context& c, const pairing& claimed_pairing);
 // Frequencies fitted within 1e-3 of the claim but the dump fails: fp32 drift when every angle is
