@@ -35,6 +35,9 @@ ropecheck_foreign_plugin(hf_f32 hf_rope.cpp 0 "")
 ropecheck_foreign_plugin(hf_bf16 hf_rope.cpp 0 "" HF_BF16)
 ropecheck_foreign_plugin(meta_f32 meta_rope.cpp 0 "")
 ropecheck_foreign_plugin(yarn_f32 yarn_rope.cpp 0 "")
+ropecheck_foreign_plugin(onnx_f32 onnx_rope.cpp 0 "")
+ropecheck_foreign_plugin(onnx_f16 onnx_rope.cpp 0 "" ONNX_F16)
+ropecheck_foreign_plugin(onnx_f32_interleaved onnx_rope.cpp 0 "" ONNX_INTERLEAVED)
 # Bugs: fail, their class named first.
 ropecheck_foreign_plugin(bug_base_500000 hf_rope.cpp 1 base_wrong BUG_BASE_500000)
 # The fast sin/cos both ways real kernels do it: angles formed in fp32 (then ~1 rad off at the probe's
