@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ropecheck/judge/error_model.hpp"
-#include "properties/generators.hpp"
+#include "generators.hpp"
 #include "ropecheck/error.hpp"
 #include "ropecheck/judge/exact_strategy.hpp"
 #include "ropecheck/kv_cache.hpp"

@@ -16,6 +16,7 @@
 #include "framework.hpp"
 #include "generators.hpp"
 #include "rope_properties.hpp"
+#include "rope_under_test.hpp"
 #include "ropecheck/schedule.hpp"
 
 namespace ropecheck::test {

@@ -17,6 +17,7 @@
 #include "framework.hpp"
 #include "plugin_loader.hpp"
 #include "rope_properties.hpp"
+#include "rope_under_test.hpp"
 
 #ifndef ROPECHECK_EXAMPLE_PLUGIN
 #error "ROPECHECK_EXAMPLE_PLUGIN must name the example plugin's .so"

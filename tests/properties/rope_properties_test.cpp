@@ -10,6 +10,7 @@
 
 #include "framework.hpp"
 #include "rope_properties.hpp"
+#include "rope_under_test.hpp"
 
 namespace ropecheck::test {
 namespace {

@@ -1,10 +1,10 @@
-// tests/properties/rope_under_test.hpp — one notion of an implementation under test.
+// tests/properties/rope_under_test.hpp — ropecheck's own kernels as implementations under test.
 //
-// Boost.Math's "bindings" idea: the property drivers see a RoPE implementation only through this
-// struct — a declared convention, a rotate function on long double buffers (every checked type
-// but MPFR widens to long double exactly), and the error model's bound for it — so the same
-// drivers check ropecheck's kernels in every storage/compute pairing and strategy, deliberately
-// broken kernels (mutation_test.cpp), and later foreign kernels behind a plugin.
+// The notion itself (struct rope_under_test) is conformance/drivers/implementation.hpp, shared with
+// the plugin door and the installed conformance suite; this header binds rotate_heads<C>(S...) with
+// each angle strategy to it, with the error model's bound for that pairing, so the drivers check
+// ropecheck's kernels in every storage/compute pairing and strategy and the deliberately broken
+// kernels of mutation_test.cpp.
 #pragma once
 
 #include <cmath>
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "implementation.hpp"
 #include "ropecheck/judge/error_model.hpp"
 #include "ropecheck/angle.hpp"
 #include "ropecheck/error.hpp"
@@ -25,29 +26,6 @@
 #include "ropecheck/rope.hpp"
 
 namespace ropecheck::test {
-
-struct rope_under_test {
-  std::string name;            // "<storage>/<compute> <strategy>"
-  rope_config declared;        // the convention it claims to implement
-  std::int64_t seq_len = 0;    // for the length-dependent rules
-  std::int64_t max_position = (std::int64_t{1} << 31) - 1;  // where its contract ends (fp16: 65504)
-  // Whether it computes in double or wider (positions drawn to 2^31, else 2^24); unset: read
-  // from the name ("double", "mpfr"), which a foreign kernel's name cannot be trusted for.
-  std::optional<bool> wide_compute;
-  std::shared_ptr<const reference::rope_reference> ref;      // the reference for `declared`
-  // Round a value to the storage type (inputs are drawn exact, this is a guard).
-  std::function<long double(long double)> to_storage;
-  // Rotate `heads` heads of one token at `pos`; x and y hold heads * head_dim values.
-  std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
-                     rotation_sense)>
-      rotate;
-  // The error model's bound on |y_j - (R x)_j| for the two coordinates of band `band` at `pos`,
-  // in units of af (|x_a| + |x_b|) (tools/judge/include/ropecheck/judge/error_model.hpp sections 1-4).
-  std::function<long double(std::int64_t pos, int band)> bound;
-
-  [[nodiscard]] long double attention_factor() const { return ref->attention_factor().value(); }
-  [[nodiscard]] rope_geometry geometry() const { return rope_geometry::of(declared); }
-};
 
 // How a strategy's cos/sin may be off (section 3-4 of the error model).
 struct cos_sin_model {

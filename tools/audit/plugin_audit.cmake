@@ -7,11 +7,10 @@ add_library(ropecheck_plugin_audit STATIC ${CMAKE_CURRENT_LIST_DIR}/plugin_audit
             ${CMAKE_CURRENT_LIST_DIR}/plugin_child.cpp)
 # plugin_audit.hpp is std types and the judge's verdict: RapidCheck, MPFR and the tests' headers stay PRIVATE.
 target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-# The property drivers, the implementation-under-test binding, the error model and the RapidCheck
-# runner are the test suite's own headers (header-only, no GoogleTest), read from the source tree
-# whether or not ROPECHECK_BUILD_TESTS is on: the audit runs exactly the suite's drivers.
-target_include_directories(ropecheck_plugin_audit PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/tests/properties)
-target_link_libraries(ropecheck_plugin_audit PUBLIC ropecheck_plugin_loader ropecheck::judge PRIVATE ropecheck::core ropecheck::reference rapidcheck)
+# The property drivers, the implementation-under-test notion, the RapidCheck runner and the drift rule
+# are the conformance suite's drivers (conformance/drivers/, header-only, no GoogleTest): the audit
+# runs exactly what the property suites and a user's conformance test run.
+target_link_libraries(ropecheck_plugin_audit PUBLIC ropecheck_plugin_loader ropecheck::judge PRIVATE ropecheck_conformance_drivers ropecheck::core ropecheck::reference rapidcheck)
 target_compile_options(ropecheck_plugin_audit PRIVATE ${ROPECHECK_STRICT_FP_FLAGS})
 
 # Example plugins: each a small C-ABI .so built from one source of tools/audit/plugins/ with the

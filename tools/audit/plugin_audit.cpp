@@ -1,9 +1,9 @@
 // tools/audit/plugin_audit.cpp — see plugin_audit.hpp.
 //
-// The property drivers, the implementation-under-test binding and the RapidCheck runner are the
-// test suite's own headers (tests/properties/rope_properties.hpp, rope_under_test.hpp,
-// property_runner.hpp; none includes GoogleTest), so the audit of a foreign kernel is exactly
-// what tests/properties/plugin_test.cpp runs.
+// The property drivers, the implementation-under-test notion, the RapidCheck runner and the drift
+// rule are the conformance suite's drivers (conformance/drivers/; none includes GoogleTest), so the
+// audit of a foreign kernel runs exactly what tests/properties/plugin_test.cpp and a user's
+// conformance test run.
 #include "plugin_audit.hpp"
 
 #include <algorithm>
@@ -20,27 +20,27 @@
 #include "plugin_child.hpp"
 #include "plugin_loader.hpp"
 #include "plugin_probe.hpp"
+#include "drift_run.hpp"
+#include "ropecheck/judge/describe.hpp"
+#include "judged_binding.hpp"
+#include "property_report.hpp"
 #include "property_runner.hpp"
 #include "rope_properties.hpp"
-#include "ropecheck/judge/allowance.hpp"
 
 namespace ropecheck::test {
 
-// A kernel behind a door as an implementation under test. The bound is the judge's allowance
-// (ropecheck/judge/allowance.hpp) for the declared convention in the plugin's dtype against exact
-// mathematics — the one every door applies: it covers HF's cos/sin cast to the model dtype and ggml's
-// chain of fp32 products; with fp32_angles false it allows fp64 angles only (--strict).
+// A kernel behind a door as an implementation under test, bounded by the judge's allowance
+// (conformance/drivers/judged_binding.hpp); with fp32_angles false it allows fp64 angles only (--strict).
 rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::string& name, const rope_config& declared,
                           plugin::dtype t, bool fp32_angles) {
   using plugin::dtype;
-  rope_under_test r;
-  r.name = "plugin:" + name + " " + std::string(plugin::to_string(t));
-  r.declared = declared;
-  r.seq_len = 0;
-  if (t == dtype::f16) r.max_position = 65504;
-  r.wide_compute = t == dtype::f64;  // positions to 2^31 for double buffers, 2^24 otherwise
-  r.ref = std::make_shared<const reference::rope_reference>(declared, 0);
-  r.to_storage = [t](long double v) {
+  driven_kernel k;
+  k.name = "plugin:" + name + " " + std::string(plugin::to_string(t));
+  k.declared = declared;
+  k.dtype = audit::judge_dtype(t);
+  if (t == dtype::f16) k.max_position = 65504;
+  k.wide_compute = t == dtype::f64;  // positions to 2^31 for double buffers, 2^24 otherwise
+  k.to_storage = [t](long double v) {
     long double w = 0;
     unsigned char buf[8];
     plugin::to_wire(t, std::span<const long double>(&v, 1), buf);
@@ -48,7 +48,7 @@ rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::
     return w;
   };
   const std::size_t head_dim = static_cast<std::size_t>(declared.head_dim);
-  r.rotate = [door, t, head_dim](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
+  k.rotate = [door, t, head_dim](std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,
                                  rotation_sense sense) {
     if (heads <= 0 || x.size() != static_cast<std::size_t>(heads) * head_dim || y.size() != x.size())
       throw std::invalid_argument("plugin apply: x and y must hold heads * head_dim values");
@@ -60,14 +60,7 @@ rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::
     if (!o.ok()) throw std::runtime_error(o.message + " (position " + std::to_string(pos) + ")");
     plugin::from_wire(t, ys.data(), y);
   };
-  const auto ref = r.ref;
-  const auto allow = std::make_shared<const judge::allowance>(declared, audit::judge_dtype(t), judge::reference_kind::exact,
-                                                              !fp32_angles);
-  r.bound = [ref, allow](std::int64_t pos, int band) -> long double {
-    const double angle = std::fabs(static_cast<double>(ref->angle(pos, band).value()));
-    return allow->pair(pos, band, angle);
-  };
-  return r;
+  return judged_binding(k, fp32_angles);
 }
 
 rope_under_test bind_plugin(const plugin::loaded_plugin& p) {
@@ -79,25 +72,7 @@ rope_under_test bind_plugin(const plugin::loaded_plugin& p) {
 namespace ropecheck::audit {
 namespace {
 
-std::string shortest(double v) {  // the shortest decimal that reads back as v
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
 
-std::string convention_line(const rope_config& c) {
-  std::ostringstream s;
-  s << "head_dim " << c.head_dim << ", rotary_dim " << c.rotary_dim << ", base " << shortest(c.base) << ", scaling "
-    << to_string(c.scaling) << ", factor " << shortest(c.factor) << ", layout " << to_string(c.pair_layout)
-    << ", max_position_embeddings " << c.max_position_embeddings;
-  if (c.original_max_position_embeddings > 0)
-    s << ", original_max_position_embeddings " << c.original_max_position_embeddings;
-  if (c.scaling == scaling_kind::yarn) s << ", beta_fast " << shortest(c.beta_fast) << ", beta_slow " << shortest(c.beta_slow);
-  if (c.scaling == scaling_kind::llama3)
-    s << ", low_freq_factor " << shortest(c.low_freq_factor) << ", high_freq_factor " << shortest(c.high_freq_factor);
-  if (c.attention_factor) s << ", attention_factor " << shortest(*c.attention_factor);
-  return s.str();
-}
 
 // A word for a POSIX shell: as is when it needs no quoting, else in single quotes.
 std::string shell_word(const std::string& w) {
@@ -109,13 +84,6 @@ std::string shell_word(const std::string& w) {
   return q + "'";
 }
 
-// A property's message without RapidCheck's preamble ("<file>:<line>:\nRC_FAIL(<expression>)\n\n"):
-// the source line of the test suite's driver means nothing to the author of a foreign kernel.
-std::string property_message(const std::string& description) {
-  const auto blank = description.find("\n\n");
-  if (blank == std::string::npos || description.find(":\nRC_") > blank) return description;
-  return description.substr(blank + 2);
-}
 
 // Verbose mode: RapidCheck's progress on stderr ('.' a case passed, 'x' the first failing case,
 // then each accepted shrink's message). Observes only, so results do not depend on it.
@@ -124,13 +92,13 @@ class progress_listener final : public rc::detail::TestListener {
   void onTestCaseFinished(const rc::detail::CaseDescription& d) override {
     using T = rc::detail::CaseResult::Type;
     if (d.result.type == T::Failure) {
-      std::cerr << "x\n  falsified: " << first_line(property_message(d.result.description)) << "\n";
+      std::cerr << "x\n  falsified: " << first_line(test::property_message(d.result.description)) << "\n";
     } else {
       std::cerr << (d.result.type == T::Success ? '.' : '-');
     }
   }
   void onShrinkTried(const rc::detail::CaseDescription& d, bool accepted) override {
-    if (accepted) std::cerr << "  shrunk:    " << first_line(property_message(d.result.description)) << "\n";
+    if (accepted) std::cerr << "  shrunk:    " << first_line(test::property_message(d.result.description)) << "\n";
   }
   void onTestFinished(const rc::detail::TestMetadata& m, const rc::detail::TestResult& r) override {
     std::cerr << "\n  " << m.id << ": " << (r.is<rc::detail::SuccessResult>() ? "passed" : "FAILED") << "\n";
@@ -140,46 +108,8 @@ class progress_listener final : public rc::detail::TestListener {
   static std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 };
 
-// A counterexample input as its nonzero coordinates ("x[3]=0.5, x[67]=-1"): a shrunk 128-vector is
-// mostly zeros, and RapidCheck prints every one. Lines that are not a bracketed list stay as they are.
-std::string sparse_line(const std::string& line) {
-  const auto colon = line.find(": [");
-  if (colon == std::string::npos || line.empty() || line.back() != ']') return line;
-  const std::string body = line.substr(colon + 3, line.size() - colon - 4);
-  std::vector<std::string> items;
-  for (std::size_t at = 0; at <= body.size();) {
-    const auto comma = body.find(", ", at);
-    items.push_back(body.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-    if (comma == std::string::npos) break;
-    at = comma + 2;
-  }
-  std::string nonzero;
-  int count = 0;
-  for (std::size_t j = 0; j < items.size(); ++j) {
-    char* end = nullptr;
-    const long double v = std::strtold(items[j].c_str(), &end);
-    if (end == items[j].c_str()) return line;  // not a list of numbers
-    if (v == 0 && !std::signbit(v)) continue;
-    nonzero += (count++ ? ", x[" : "x[") + std::to_string(j) + "]=" + items[j];
-  }
-  const std::string head = line.substr(0, colon) + " (" + std::to_string(items.size()) + " coordinates, " +
-                           std::to_string(count) + " nonzero): ";
-  return head + (count ? nonzero : std::string("all +0"));
-}
 
-std::string sparse_counterexample(const std::string& ce) {
-  std::string out;
-  std::size_t at = 0;
-  while (at < ce.size()) {
-    const auto nl = ce.find('\n', at);
-    out += sparse_line(ce.substr(at, nl == std::string::npos ? std::string::npos : nl - at)) + "\n";
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return out;
-}
 
-std::string first_line_of(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 }  // namespace
 
@@ -217,43 +147,25 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     const auto& p = properties[static_cast<std::size_t>(i)];
     if (options.on_property) options.on_property(p.name, i, total);
     if (options.verbose) std::cerr << "[ropecheck audit] " << p.name << " ";
-    run.cases = p.cases;
-    auto run_with = [&](const std::string& id, const test::rope_under_test& impl, bool shrink = true) {
-      test::property_run r1 = run;
-      if (!shrink) r1.params.disableShrinking = true;
-      return test::run_property(id, p.make(impl), r1);
-    };
-    const std::string id = std::string("audit/") + p.name;
     const auto t0 = std::chrono::steady_clock::now();
+    const test::drift_outcome d =
+        test::run_with_drift(p, std::string("audit/") + p.name, exact_angles, fp32_angles, run, strict);
+    const test::property_outcome& o = d.outcome;
     plugin_property_result r;
-    test::property_outcome o;
-    if (strict || config.reproduce.count(id) > 0) {
-      o = run_with(id, strict ? exact_angles : fp32_angles);
-    } else {
-      // Unshrunk: only whether the exact-angle allowance holds matters here (a failure is run again,
-      // shrinking, with the fp32-angle allowance; a drift warning shows the first excess found).
-      o = run_with(std::string("audit-exact/") + p.name, exact_angles, false);
-      if (!o.passed) {
-        test::property_outcome f = run_with(id, fp32_angles);
-        if (f.passed) {
-          r.drift_warning = true;
-          r.drift = first_line_of(property_message(o.description));
-        }
-        o = std::move(f);
-      }
-    }
+    r.drift_warning = d.drift_warning;
+    r.drift = d.drift;
     const auto t1 = std::chrono::steady_clock::now();
     r.name = p.name;
     r.passed = o.passed;
     r.successes = o.successes;
-    r.description = property_message(o.description);
-    r.counterexample = sparse_counterexample(o.counterexample);
+    r.description = test::property_message(o.description);
+    r.counterexample = test::sparse_counterexample(o.counterexample);
     if (o.counterexample.empty()) r.counterexample.clear();
     r.reproduce = o.reproduce;
     if (!o.reproduce.empty())
       r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
-    if (!r.passed) out.findings.push_back({"property_failed", r.name + ": " + first_line_of(r.description), 0.5});
+    if (!r.passed) out.findings.push_back({"property_failed", r.name + ": " + test::first_line(r.description), 0.5});
     // A call that crashed, hung or wrote past y during the property is the door's finding (first).
     if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
       const auto at = std::find_if(out.findings.begin(), out.findings.end(),
@@ -311,7 +223,7 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   out.plugin_path = lib.string();
   out.plugin_name = name;
   out.element_type = judge_dtype(t);
-  out.convention = convention_line(declared);
+  out.convention = judge::convention_line(declared);
   out.declared = declared;
   out.seed = seed;
   out.max_success = options.max_success;

@@ -1,4 +1,4 @@
-// tests/properties/property_runner.hpp — running RapidCheck properties the ropecheck way, with no
+// conformance/drivers/property_runner.hpp — running RapidCheck properties the ropecheck way, with no
 // GoogleTest: the core shared by the test suites (framework.hpp adds the GoogleTest layer) and by
 // `ropecheck audit --plugin` (tools/audit/plugin_audit.cpp).
 //

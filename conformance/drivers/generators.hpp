@@ -1,4 +1,4 @@
-// tests/properties/generators.hpp — the generators RapidCheck lacks.
+// conformance/drivers/generators.hpp — the generators RapidCheck lacks.
 //
 // RapidCheck's own floating-point generator never yields NaN, infinities or subnormals and
 // shrinks poorly; positions need regimes, not uniform integers. These generators shrink towards

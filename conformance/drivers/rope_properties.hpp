@@ -1,4 +1,4 @@
-// tests/properties/rope_properties.hpp — the property drivers, one function per property, each
+// conformance/drivers/rope_properties.hpp — the property drivers, one function per property, each
 // returning a RapidCheck testable for one implementation under test.
 //
 // Every bound below is the error model's (tools/judge/include/ropecheck/judge/error_model.hpp) bound beta(pos, band) for the
@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "generators.hpp"
-#include "rope_under_test.hpp"
+#include "implementation.hpp"
+#include "ropecheck/error.hpp"
 
 namespace ropecheck::test {
 
@@ -137,7 +138,8 @@ inline auto rotations_compose_additively(const rope_under_test& impl) {
     const std::int64_t max = draw_max(impl);
     const std::int64_t a = *gen::position(max);
     const std::int64_t b_abs = *gen::position(max);
-    const bool negative = *rc::gen::arbitrary<bool>();
+    // (drawn either way, so the case sequence does not depend on the kernel's contract)
+    const bool negative = *rc::gen::arbitrary<bool>() && impl.negative_positions;
     const std::int64_t b = negative ? -std::min(b_abs, a) : std::min(b_abs, max - a);
     const auto x = *gen::exact_vector(static_cast<std::size_t>(g.head_dim));
     const auto y = rotated(impl, x, 1, a);
@@ -248,16 +250,20 @@ inline auto relative_offset_identity_holds_for(const rope_under_test& qi, const 
     const auto q = *gen::exact_vector(static_cast<std::size_t>(g.head_dim));
     const auto k = *gen::exact_vector(static_cast<std::size_t>(g.head_dim));
     const auto lhs = rotated_score(qi, ki, q, k, m, n);
-    const auto kr = rotated(qi, k, 1, n - m);
+    // Right side af <q, R(n - m) k>; for a kernel without negative positions and n < m, the same
+    // number as af <R(m - n) q, k> (R(-d) = R(d)^T), with the roles of q and k in the bound swapped.
+    const bool rotate_key = n >= m || qi.negative_positions;
+    const auto& fixed = rotate_key ? q : k;
+    const auto turned = rotated(qi, rotate_key ? k : q, 1, rotate_key ? n - m : m - n);
     const long double af = qi.attention_factor();
     long double rhs = 0, abs_sum = 0, rhs_bound = 0;
     for (std::size_t j = 0; j < q.size(); ++j) {
-      rhs += q[j] * kr[j];
-      abs_sum += std::fabs(q[j] * kr[j]);
+      rhs += fixed[j] * turned[j];
+      abs_sum += std::fabs(fixed[j] * turned[j]);
     }
     for (int band = 0; band < g.bands(); ++band) {
-      const auto pq = pair_at(g, q, 0, band), pk = pair_at(g, k, 0, band);
-      rhs_bound += af * pq.norm * std::sqrt(2.0L) * qi.bound(n - m, band) * af * pk.s;
+      const auto pf = pair_at(g, fixed, 0, band), pt = pair_at(g, rotate_key ? k : q, 0, band);
+      rhs_bound += af * pf.norm * std::sqrt(2.0L) * qi.bound(rotate_key ? n - m : m - n, band) * af * pt.s;
     }
     rhs_bound += af * 2 * static_cast<long double>(q.size()) * u_ld * abs_sum;
     const long double err = std::fabs(lhs.score - af * rhs), bound = lhs.bound + rhs_bound;

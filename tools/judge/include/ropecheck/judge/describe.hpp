@@ -1,0 +1,14 @@
+// ropecheck/judge/describe.hpp — a declared convention in one line, every field a rule reads, each number
+// the shortest decimal that reads back as it ("head_dim 128, rotary_dim 128, base 500000, scaling
+// llama3, ..."): what the plugin door and the conformance suite say they judged against.
+#pragma once
+
+#include <string>
+
+#include "ropecheck/config.hpp"
+
+namespace ropecheck::judge {
+
+[[nodiscard]] std::string convention_line(const rope_config& c);
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,32 @@
+// tools/judge/src/describe.cpp — see ropecheck/judge/describe.hpp.
+#include "ropecheck/judge/describe.hpp"
+
+#include <charconv>
+#include <sstream>
+
+namespace ropecheck::judge {
+namespace {
+
+std::string shortest(double v) {  // the shortest decimal that reads back as v
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+std::string convention_line(const rope_config& c) {
+  std::ostringstream s;
+  s << "head_dim " << c.head_dim << ", rotary_dim " << c.rotary_dim << ", base " << shortest(c.base) << ", scaling "
+    << to_string(c.scaling) << ", factor " << shortest(c.factor) << ", layout " << to_string(c.pair_layout)
+    << ", max_position_embeddings " << c.max_position_embeddings;
+  if (c.original_max_position_embeddings > 0)
+    s << ", original_max_position_embeddings " << c.original_max_position_embeddings;
+  if (c.scaling == scaling_kind::yarn) s << ", beta_fast " << shortest(c.beta_fast) << ", beta_slow " << shortest(c.beta_slow);
+  if (c.scaling == scaling_kind::llama3)
+    s << ", low_freq_factor " << shortest(c.low_freq_factor) << ", high_freq_factor " << shortest(c.high_freq_factor);
+  if (c.attention_factor) s << ", attention_factor " << shortest(*c.attention_factor);
+  return s.str();
+}
+
+}  // namespace ropecheck::judge
