@@ -1,0 +1,58 @@
+// The conformance suite as a user instantiates it (ropecheck/conformance.hpp), over ropecheck's own
+// correct kernels in the conventions real engines use: HF's fp32 path stored in fp32, bf16 and fp16,
+// llama.cpp's fp32 chain of products, fp64 angles, Llama 3.1 scaling and GPT-J's interleaved partial
+// rotary. Every test must pass (a drift warning at most). And the header registers exactly the
+// library's properties.
+#include "ropecheck/conformance.hpp"
+
+#include <string>
+#include <vector>
+
+#include "own_kernels.hpp"
+
+namespace rct = ropecheck::conformance::testing;
+using ropecheck::bfloat16;
+using ropecheck::float16;
+
+template <class S, class C, class Strategy, ropecheck::rope_config (*Config)(), const char* Name>
+struct named : rct::own_kernel<S, C, Strategy, Config> {
+  static constexpr const char* name = Name;
+};
+constexpr char hf_f32[] = "hf_float32", hf_bf16[] = "hf_bfloat16_storage", hf_f16[] = "hf_float16_storage",
+               ggml_f32[] = "ggml_float32", direct_f64[] = "direct_float64", gptj_f32[] = "gptj_hf_float32";
+
+ROPECHECK_CONFORMANCE(own_kernels,
+                      named<float, float, ropecheck::hf_angle<float>, rct::llama3_8b, hf_f32>,
+                      named<bfloat16, float, ropecheck::hf_angle<float>, rct::llama3_8b, hf_bf16>,
+                      named<float16, float, ropecheck::hf_angle<float>, rct::llama3_8b, hf_f16>,
+                      named<float, float, ropecheck::ggml_angle, rct::llama3_8b, ggml_f32>,
+                      named<double, double, ropecheck::direct_angle<double>, rct::llama3_8b, direct_f64>,
+                      named<float, float, ropecheck::hf_angle<float>, rct::gptj, gptj_f32>);
+
+// Every adapter gets the judge in both call forms and every property of the library, under
+// "own_kernels/<name>", in the library's order.
+TEST(ConformanceHeader, registers_every_check_for_every_adapter_in_order) {
+  std::vector<std::string> want{"prefill_outputs_pass_the_judge", "decode_outputs_pass_the_judge"};
+  for (const auto& p : ropecheck::conformance::property_names()) want.push_back(p);
+  ASSERT_EQ(want.size(), 9u);  // the 7 properties of conformance/drivers/rope_properties.hpp
+  const auto& unit = *::testing::UnitTest::GetInstance();
+  int suites = 0;
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const auto& suite = *unit.GetTestSuite(i);
+    if (std::string(suite.name()).rfind("own_kernels/", 0) != 0) continue;
+    ++suites;
+    ASSERT_EQ(suite.total_test_count(), static_cast<int>(want.size())) << suite.name();
+    for (int j = 0; j < suite.total_test_count(); ++j) EXPECT_EQ(suite.GetTestInfo(j)->name(), want[static_cast<std::size_t>(j)]);
+  }
+  EXPECT_EQ(suites, 6);
+}
+
+TEST(ConformanceHeader, names_default_to_the_dtype_and_the_compute_type) {
+  using ropecheck::conformance::adapter_name;
+  EXPECT_EQ((adapter_name<rct::own_kernel<float, float, ropecheck::hf_angle<float>, rct::llama3_8b>>()), "float32");
+  EXPECT_EQ((adapter_name<rct::own_kernel<bfloat16, float, ropecheck::hf_angle<float>, rct::llama3_8b>>()),
+            "bfloat16_float32_compute");
+  EXPECT_EQ((adapter_name<rct::own_kernel<long double, long double, ropecheck::direct_angle<long double>, rct::llama3_8b>>()),
+            "long_double");
+  EXPECT_EQ((adapter_name<named<float, float, ropecheck::ggml_angle, rct::llama3_8b, ggml_f32>>()), "ggml_float32");
+}
