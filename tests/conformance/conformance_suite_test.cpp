@@ -1,7 +1,7 @@
 // The conformance suite as a user instantiates it (ropecheck/conformance.hpp), over ropecheck's own
 // correct kernels in the conventions real engines use: HF's fp32 path stored in fp32, bf16 and fp16,
-// llama.cpp's fp32 chain of products, fp64 angles, Llama 3.1 scaling and GPT-J's interleaved partial
-// rotary. Every test must pass (a drift warning at most). And the header registers exactly the
+// llama.cpp's fp32 chain of products, fp64 angles, MPFR (judged as float64), Llama 3.1 scaling and
+// GPT-J's interleaved partial rotary. Every test must pass (a drift warning at most). And the header registers exactly the
 // library's properties.
 #include "ropecheck/conformance.hpp"
 
@@ -9,17 +9,38 @@
 #include <vector>
 
 #include "own_kernels.hpp"
+#include "ropecheck/reference/reference.hpp"
+#include "ropecheck/scalar_mpfr.hpp"
 
 namespace rct = ropecheck::conformance::testing;
 using ropecheck::bfloat16;
 using ropecheck::float16;
+
+// An MPFR kernel: rotate_heads over Boost.Multiprecision's mpfr backend with cos/sin from the reference
+// carried into MPFR exactly (compute_frequencies<mpfr> would form inv_freq in fp32, which the judge
+// rightly fails for a kernel judged as float64).
+class reference_cos_sin_mpfr {
+ public:
+  explicit reference_cos_sin_mpfr(const ropecheck::rope_config& c) : ref_(c) {}
+  [[nodiscard]] ropecheck::cos_sin_pair<ropecheck::mpfr_default> cos_sin(std::int64_t pos, int band) const {
+    using mp = ropecheck::mpfr_default;
+    const auto cs = ref_.cos_sin(pos, band);
+    const auto af = ref_.attention_factor();
+    const mp a = mp(af.hi) + mp(af.lo);
+    return {(mp(cs.cos.hi) + mp(cs.cos.lo)) * a, (mp(cs.sin.hi) + mp(cs.sin.lo)) * a};
+  }
+
+ private:
+  ropecheck::reference::rope_reference ref_;
+};
 
 template <class S, class C, class Strategy, ropecheck::rope_config (*Config)(), const char* Name>
 struct named : rct::own_kernel<S, C, Strategy, Config> {
   static constexpr const char* name = Name;
 };
 constexpr char hf_f32[] = "hf_float32", hf_bf16[] = "hf_bfloat16_storage", hf_f16[] = "hf_float16_storage",
-               ggml_f32[] = "ggml_float32", direct_f64[] = "direct_float64", gptj_f32[] = "gptj_hf_float32";
+               ggml_f32[] = "ggml_float32", direct_f64[] = "direct_float64", gptj_f32[] = "gptj_hf_float32",
+               reference_mpfr[] = "reference_cos_sin_mpfr";
 
 ROPECHECK_CONFORMANCE(own_kernels,
                       named<float, float, ropecheck::hf_angle<float>, rct::llama3_8b, hf_f32>,
@@ -27,7 +48,8 @@ ROPECHECK_CONFORMANCE(own_kernels,
                       named<float16, float, ropecheck::hf_angle<float>, rct::llama3_8b, hf_f16>,
                       named<float, float, ropecheck::ggml_angle, rct::llama3_8b, ggml_f32>,
                       named<double, double, ropecheck::direct_angle<double>, rct::llama3_8b, direct_f64>,
-                      named<float, float, ropecheck::hf_angle<float>, rct::gptj, gptj_f32>);
+                      named<float, float, ropecheck::hf_angle<float>, rct::gptj, gptj_f32>,
+                      named<ropecheck::mpfr_default, ropecheck::mpfr_default, reference_cos_sin_mpfr, rct::llama3_8b, reference_mpfr>);
 
 // Every adapter gets the judge in both call forms and every property of the library, under
 // "own_kernels/<name>", in the library's order.
@@ -44,7 +66,7 @@ TEST(ConformanceHeader, registers_every_check_for_every_adapter_in_order) {
     ASSERT_EQ(suite.total_test_count(), static_cast<int>(want.size())) << suite.name();
     for (int j = 0; j < suite.total_test_count(); ++j) EXPECT_EQ(suite.GetTestInfo(j)->name(), want[static_cast<std::size_t>(j)]);
   }
-  EXPECT_EQ(suites, 6);
+  EXPECT_EQ(suites, 7);
 }
 
 TEST(ConformanceHeader, names_default_to_the_dtype_and_the_compute_type) {
