@@ -18,7 +18,7 @@ int main() {
   ropecheck::rotate_heads<float>(std::span<const float>(x), std::span<float>(y), 1, ropecheck::rope_geometry::of(cfg), 1000, cs);
   ref.rotate(1000, xd, want);
   double worst = 0;
-  for (int j = 0; j < 128; ++j) worst = std::fmax(worst, std::fabs(y[j] - want[j].value()));
+  for (int j = 0; j < 128; ++j) worst = std::fmax(worst, static_cast<double>(std::fabs(y[j] - want[j].value())));
   std::printf("consumer: worst |y - reference| = %g\n", worst);
   return worst < 1e-4 ? 0 : 1;
 }
