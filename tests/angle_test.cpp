@@ -167,7 +167,7 @@ TEST_P(AngleStrategy, exact_strategy_is_the_reference_rounded_once) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, AngleStrategy, ::testing::ValuesIn(rule_sweep()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& rule) { return rule.param.name; });  // not `info`: the macro's own
 
 // ---------------------------------------------------------------------------------------------
 // The known-bad strategies: each does what its bug does, and exceeds the good bound where the

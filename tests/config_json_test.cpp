@@ -226,8 +226,8 @@ INSTANTIATE_TEST_SUITE_P(
                       broken_case{"bad_layout.json", "ropecheck_layout"},
                       broken_case{"factor_not_number.json", "rope_scaling.factor"},
                       broken_case{"not_json.json", "not valid JSON"}),
-    [](const ::testing::TestParamInfo<broken_case>& info) {
-      std::string n = info.param.file;
+    [](const ::testing::TestParamInfo<broken_case>& case_info) {  // `info` would shadow the macro's own
+      std::string n = case_info.param.file;
       n = n.substr(0, n.find('.'));
       return n;
     });

@@ -174,7 +174,9 @@ TEST(PluginAudit, results_do_not_depend_on_verbose) {
   const std::string loud_err = testing::internal::GetCapturedStderr();
   expect_same_results(a, b);
   EXPECT_FALSE(a.passed);
-  if (!std::getenv("RC_PARAMS")) EXPECT_EQ(quiet_err, "");  // RC_PARAMS makes RapidCheck announce itself
+  if (!std::getenv("RC_PARAMS")) {
+    EXPECT_EQ(quiet_err, "");  // RC_PARAMS makes RapidCheck announce itself
+  }
   EXPECT_EQ(quiet_out, "");
   EXPECT_NE(loud_err.find("[ropecheck audit] rotation_matches_reference"), std::string::npos) << loud_err;
   EXPECT_NE(loud_err.find("shrunk:"), std::string::npos) << loud_err;

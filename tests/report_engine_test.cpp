@@ -302,7 +302,9 @@ TEST(ErrorSources, blame_the_step_that_is_wrong) {
   const auto& d = series_named(theory_report(), "direct_float");
   for (const auto& pt : d.points) {
     ASSERT_EQ(pt.sources.cache, 0.0);  // no cast after cos/sin
-    if (pt.position <= (1 << 24)) ASSERT_EQ(pt.sources.position_rad, 0.0);  // integers exact in fp32
+    if (pt.position <= (1 << 24)) {
+      ASSERT_EQ(pt.sources.position_rad, 0.0);  // integers exact in fp32
+    }
   }
 }
 

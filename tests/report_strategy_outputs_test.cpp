@@ -62,9 +62,15 @@ TEST(StrategyOutputs, carry_the_probe_and_are_values_of_the_storage_dtype) {
     const std::string dt = dtype;
     for (const double y : d.y) {
       ASSERT_TRUE(std::isfinite(y)) << name;
-      if (dt == "bfloat16") ASSERT_EQ(static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(y)))), y) << name;
-      if (dt == "float16") ASSERT_EQ(static_cast<double>(static_cast<float>(float16(static_cast<float>(y)))), y) << name;
-      if (dt == "float32") ASSERT_EQ(static_cast<double>(static_cast<float>(y)), y) << name;
+      if (dt == "bfloat16") {
+        ASSERT_EQ(static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(y)))), y) << name;
+      }
+      if (dt == "float16") {
+        ASSERT_EQ(static_cast<double>(static_cast<float>(float16(static_cast<float>(y)))), y) << name;
+      }
+      if (dt == "float32") {
+        ASSERT_EQ(static_cast<double>(static_cast<float>(y)), y) << name;
+      }
     }
   }
 }

@@ -93,7 +93,9 @@ TEST(RopeKernel, pass_through_coordinates_are_bit_identical_and_y_may_alias_x) {
   rotate_heads<float>(std::span<const float>(in_place), std::span<float>(in_place), 2, g, 12345, cs);
   for (std::size_t j = 0; j < x.size(); ++j) {
     EXPECT_TRUE(bitwise_equal(y[j], in_place[j])) << j;
-    if (static_cast<int>(j % g.head_dim) >= g.rotary_dim) EXPECT_TRUE(bitwise_equal(y[j], x[j])) << j;
+    if (static_cast<int>(j % g.head_dim) >= g.rotary_dim) {
+      EXPECT_TRUE(bitwise_equal(y[j], x[j])) << j;
+    }
   }
 }
 

@@ -118,7 +118,7 @@ std::vector<std::string> default_implementations() {
 }
 
 INSTANTIATE_TEST_SUITE_P(DefaultImplementations, ThreeDoors, ::testing::ValuesIn(default_implementations()),
-                         [](const auto& info) { return info.param; });
+                         [](const auto& c) { return c.param; });  // not `info`: the macro's own
 
 }  // namespace
 }  // namespace ropecheck

@@ -107,7 +107,10 @@ class sinusoidal_encoding {
       throw std::invalid_argument("sinusoidal_encoding::add_to: X has " + std::to_string(x.cols) +
                                   " columns, the encoding " + std::to_string(d_));
     for (std::size_t m = 0; m < x.rows; ++m)
-      for (int k = 0; k < d_; ++k) x(m, k) = T(x(m, k) + value(positions[m], k));
+      for (int k = 0; k < d_; ++k) {
+        const auto col = static_cast<std::size_t>(k);
+        x(m, col) = T(x(m, col) + value(positions[m], k));
+      }
   }
   void add_to(matrix<T>& x) const { add_to(x, sequence_positions(x.rows)); }
 

@@ -72,8 +72,9 @@ constexpr void rotate_heads(std::span<const Storage> x, std::span<Storage> y, in
   const auto hd = static_cast<std::size_t>(g.head_dim);
   if (x.size() != y.size() || x.size() != hd * static_cast<std::size_t>(heads))
     throw std::invalid_argument("rotate_heads: x and y must hold heads * head_dim values");
+  const auto nh = static_cast<std::size_t>(heads);
   // Pass-through first, so that y may alias x.
-  for (int h = 0; h < heads; ++h)
+  for (std::size_t h = 0; h < nh; ++h)
     for (std::size_t j = static_cast<std::size_t>(g.rotary_dim); j < hd; ++j)
       y[h * hd + j] = x[h * hd + j];
   for (int band = 0; band < g.bands(); ++band) {
@@ -82,7 +83,7 @@ constexpr void rotate_heads(std::span<const Storage> x, std::span<Storage> y, in
     const Compute s = sense == rotation_sense::forward ? convert<Compute>(t.sin)
                                                        : Compute(-convert<Compute>(t.sin));
     const auto [ia, ib] = g.pair_of(band);
-    for (int h = 0; h < heads; ++h) {
+    for (std::size_t h = 0; h < nh; ++h) {
       const std::size_t a = h * hd + static_cast<std::size_t>(ia);
       const std::size_t b = h * hd + static_cast<std::size_t>(ib);
       const Compute xa = convert<Compute>(x[a]);
@@ -131,7 +132,7 @@ constexpr void permute_interleaved_to_half_split(std::span<const T> w, std::span
   const auto hd = static_cast<std::size_t>(head_dim);
   if (w.size() != out.size() || w.size() != static_cast<std::size_t>(heads) * hd * cols)
     throw std::invalid_argument("permute_interleaved_to_half_split: shape mismatch");
-  for (int h = 0; h < heads; ++h)
+  for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h)
     for (int j = 0; j < head_dim; ++j) {
       const std::size_t src = (h * hd + static_cast<std::size_t>(interleaved_index_of_half_split(j, rotary_dim))) * cols;
       const std::size_t dst = (h * hd + static_cast<std::size_t>(j)) * cols;
@@ -146,7 +147,7 @@ constexpr void permute_half_split_to_interleaved(std::span<const T> w, std::span
   const auto hd = static_cast<std::size_t>(head_dim);
   if (w.size() != out.size() || w.size() != static_cast<std::size_t>(heads) * hd * cols)
     throw std::invalid_argument("permute_half_split_to_interleaved: shape mismatch");
-  for (int h = 0; h < heads; ++h)
+  for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h)
     for (int j = 0; j < head_dim; ++j) {
       const std::size_t dst = (h * hd + static_cast<std::size_t>(interleaved_index_of_half_split(j, rotary_dim))) * cols;
       const std::size_t src = (h * hd + static_cast<std::size_t>(j)) * cols;

@@ -227,15 +227,15 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
 
   switch (cfg.scaling) {
     case scaling_kind::none:
-      for (int i = 0; i < n; ++i) f[i] = pow(b, -e(i));
+      for (int i = 0; i < n; ++i) f[static_cast<std::size_t>(i)] = pow(b, -e(i));
       break;
     case scaling_kind::linear:
-      for (int i = 0; i < n; ++i) f[i] = pow(b, -e(i)) / s;
+      for (int i = 0; i < n; ++i) f[static_cast<std::size_t>(i)] = pow(b, -e(i)) / s;
       break;
     case scaling_kind::ntk:
     case scaling_kind::dynamic_ntk: {
       const T bp = ntk_base_in<T>(cfg, seq_len);
-      for (int i = 0; i < n; ++i) f[i] = pow(bp, -e(i));
+      for (int i = 0; i < n; ++i) f[static_cast<std::size_t>(i)] = pow(bp, -e(i));
       break;
     }
     case scaling_kind::yarn: {
@@ -261,7 +261,7 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
         // 1 - ramp is formed as clamp((high-i)/(high-low)) so neither weight suffers cancellation.
         const T w_interp = std::clamp((ti - low) / width, T(0), T(1));
         const T w_extrap = std::clamp((high - ti) / width, T(0), T(1));
-        f[i] = (x / s) * w_interp + x * w_extrap;
+        f[static_cast<std::size_t>(i)] = (x / s) * w_interp + x * w_extrap;
       }
       break;
     }
@@ -276,12 +276,12 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
         const T x = pow(b, -e(i));
         const T wavelen = two_pi / x;
         if (wavelen < high_wavelen) {
-          f[i] = x;  // high-frequency band: unchanged
+          f[static_cast<std::size_t>(i)] = x;  // high-frequency band: unchanged
         } else if (wavelen > low_wavelen) {
-          f[i] = x / s;  // low-frequency band: interpolated like linear
+          f[static_cast<std::size_t>(i)] = x / s;  // low-frequency band: interpolated like linear
         } else {
           const T smooth = (L0 / wavelen - lo) / (hi - lo);
-          f[i] = (T(1) - smooth) * x / s + smooth * x;
+          f[static_cast<std::size_t>(i)] = (T(1) - smooth) * x / s + smooth * x;
         }
       }
       break;
@@ -291,7 +291,10 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
       // original_max_position_embeddings`); seq_len = 0 means not given: short factors.
       const bool use_long = seq_len > cfg.trained_length();
       const auto& ext = use_long ? cfg.long_factor : cfg.short_factor;
-      for (int i = 0; i < n; ++i) f[i] = T(1) / (static_cast<T>(ext[static_cast<std::size_t>(i)]) * pow(b, e(i)));
+      for (int i = 0; i < n; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        f[k] = T(1) / (static_cast<T>(ext[k]) * pow(b, e(i)));
+      }
       break;
     }
   }

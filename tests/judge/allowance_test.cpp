@@ -35,8 +35,9 @@ TEST(Allowance, EnvelopeCoversHfsFp32InvFreqAndGgmlsChain) {
       EXPECT_GE(env, hf) << nc.name << " band " << i << ": the envelope is below HF's fp32 inv_freq bound";
       // Plain schedule: the envelope IS ggml's bound (the same formula, evaluated in double here and
       // in long double there: equal to ~1e-16 relative, so compared to 1e-12 relative).
-      if (nc.cfg.scaling == scaling_kind::none)
+      if (nc.cfg.scaling == scaling_kind::none) {
         EXPECT_GE(env, gg * (1 - 1e-12)) << nc.name << " band " << i << ": the envelope is below ggml's chain";
+      }
     }
     std::printf("%-26s least margin over bound_hf %8.3g u, over k_freq_ggml %8.3g u\n", nc.name.c_str(), least_hf,
                 least_ggml);

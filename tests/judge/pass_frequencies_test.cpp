@@ -154,7 +154,7 @@ TEST(Diagnose, SparsePositionsOtherFrequencyClasses) {
     impl.rotary_dim = 128;  // theta over head_dim, applied to the first 64 coordinates
     const auto g = rope_geometry::of(c);
     struct over_head_dim {
-      using value_type = float;
+      using value_type [[maybe_unused]] = float;  // the angle-strategy contract (angle.hpp); make_dump does not ask
       hf_angle<float> inner;
       [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const { return inner.cos_sin(pos, band); }
     };

@@ -32,10 +32,12 @@ struct pairing {
 template <class P>
 class KvCacheProperty : public ::testing::Test {
  protected:
-  using S = typename P::storage;
-  using C = typename P::compute;
+  // Not S and C: the tests' own `using S = ...` would shadow them (-Wshadow).
+  using storage_t = typename P::storage;
+  using compute_t = typename P::compute;
   static std::string id(const char* property) {
-    return std::string("kv_cache/") + property + "/" + std::string(scalar_name<S>()) + "_" + std::string(scalar_name<C>());
+    return std::string("kv_cache/") + property + "/" + std::string(scalar_name<storage_t>()) + "_" +
+           std::string(scalar_name<compute_t>());
   }
 };
 // Eager arithmetic in fp32 and fp64; 16-bit storage with fp32 compute, as fused GPU kernels do.
@@ -44,15 +46,15 @@ using Pairings = ::testing::Types<pairing<float, float>, pairing<double, double>
 TYPED_TEST_SUITE(KvCacheProperty, Pairings);
 
 TYPED_TEST(KvCacheProperty, incremental_decode_stores_the_keys_of_a_full_prefill_bit_for_bit_and_scores_match_keys_rotated_directly) {
-  using S = typename TestFixture::S;
-  using C = typename TestFixture::C;
+  using S = typename TestFixture::storage_t;
+  using C = typename TestFixture::compute_t;
   ROPECHECK_EXPECT_PROPERTY(TestFixture::id("incremental_decode_equals_prefill"),
                             (incremental_decode_equals_full_prefill<S, C>()));
 }
 
 TYPED_TEST(KvCacheProperty, decode_scores_equal_the_exact_scores_at_the_relative_offsets_the_caller_intended) {
-  using S = typename TestFixture::S;
-  using C = typename TestFixture::C;
+  using S = typename TestFixture::storage_t;
+  using C = typename TestFixture::compute_t;
   ROPECHECK_EXPECT_PROPERTY(TestFixture::id("decode_scores_follow_intended_offsets"),
                             (decode_scores_follow_the_intended_offsets<S, C, exact_cache<S, C>>(make_cache<S, C>)));
 }
@@ -73,18 +75,18 @@ void expect_position_bug_detected(position_bug bug, const std::string& id) {
 }
 
 TYPED_TEST(KvCacheProperty, an_engine_that_rotates_decoded_keys_one_position_ahead_is_detected) {
-  expect_position_bug_detected<typename TestFixture::S, typename TestFixture::C>(
+  expect_position_bug_detected<typename TestFixture::storage_t, typename TestFixture::compute_t>(
       position_bug::one_ahead, TestFixture::id("detects_decode_one_position_ahead"));
 }
 
 TYPED_TEST(KvCacheProperty, an_engine_that_restarts_decode_at_position_zero_is_detected) {
-  expect_position_bug_detected<typename TestFixture::S, typename TestFixture::C>(
+  expect_position_bug_detected<typename TestFixture::storage_t, typename TestFixture::compute_t>(
       position_bug::restart_at_zero, TestFixture::id("detects_decode_restarted_at_zero"));
 }
 
 TYPED_TEST(KvCacheProperty, evicting_tokens_and_renumbering_survivors_by_re_rotation_equals_rotating_their_raw_keys_at_the_new_positions) {
-  using S = typename TestFixture::S;
-  using C = typename TestFixture::C;
+  using S = typename TestFixture::storage_t;
+  using C = typename TestFixture::compute_t;
   long double worst = 0;
   ROPECHECK_EXPECT_PROPERTY(TestFixture::id("eviction_equals_rotation_at_new_position"),
                             (eviction_equals_rotation_at_the_new_position<S, C>(&worst)));
@@ -95,7 +97,7 @@ TYPED_TEST(KvCacheProperty, evicting_tokens_and_renumbering_survivors_by_re_rota
 }
 
 TYPED_TEST(KvCacheProperty, a_cache_built_under_one_schedule_is_refused_under_another) {
-  using C = typename TestFixture::C;
+  using C = typename TestFixture::compute_t;
   ROPECHECK_EXPECT_PROPERTY(TestFixture::id("refused_under_another_schedule"), (cache_is_refused_under_another_schedule<C>()));
 }
 

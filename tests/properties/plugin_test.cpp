@@ -205,7 +205,7 @@ TEST_P(PluginProperty, the_correct_example_plugin_passes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllProperties, PluginProperty, ::testing::Range<std::size_t>(0, rope_properties().size()),
-                         [](const auto& info) { return std::string(rope_properties()[info.param].name); });
+                         [](const auto& c) { return std::string(rope_properties()[c.param].name); });  // not `info`: the macro's own
 
 TEST(PluginAudit, the_buggy_plugin_with_positions_in_bf16_fails_and_its_shrunk_counterexample_is_printed) {
   const auto& impl = buggy_plugin();

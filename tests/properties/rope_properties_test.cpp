@@ -75,7 +75,7 @@ TEST_P(RopeKernelProperty, scores_are_invariant_under_a_common_shift) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConventions, RopeKernelProperty, ::testing::ValuesIn(all_cases()),
-                         [](const auto& info) { return info.param.label; });
+                         [](const auto& c) { return c.param.label; });  // not `info`: the macro's own
 
 }  // namespace
 }  // namespace ropecheck::test

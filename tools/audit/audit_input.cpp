@@ -123,7 +123,9 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   };
   squeeze_front(pos, 1);
   const std::vector<std::int64_t> P = pos.shape.empty() ? std::vector<std::int64_t>{1} : pos.shape;
-  if (squeeze_front(x, P.size() + 1) | squeeze_front(y, P.size() + 1))
+  const bool dropped_x = squeeze_front(x, P.size() + 1);  // both are squeezed, whatever the first says
+  const bool dropped_y = squeeze_front(y, P.size() + 1);
+  if (dropped_x || dropped_y)
     out.notes.push_back("leading axes of size 1 (a batch of one) were dropped from x and y");
   for (const char* opt_name : {"cos", "sin"})
     if (auto it = ts.find(opt_name); it != ts.end()) squeeze_front(it->second, P.size() + 1);

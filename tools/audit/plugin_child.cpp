@@ -66,8 +66,8 @@ struct child_process_door::impl {
   int req = -1, resp = -1;  // parent's ends
   int forks = 0, crashes = 0;
   bool closed = false;
-  std::string closed_why;
-  std::optional<apply_outcome> failure;
+  std::string closed_why{};
+  std::optional<apply_outcome> failure{};
 
   control* ctl() const { return reinterpret_cast<control*>(map); }
   std::int64_t* positions() const { return reinterpret_cast<std::int64_t*>(map + page); }

@@ -202,10 +202,11 @@ void decode(const byte_view& f, const std::string& name, dtype t, std::span<cons
     double v = 0;
     switch (t) {
       case dtype::bf16:
-        v = scalar_traits<bfloat16>::widen(scalar_traits<bfloat16>::from_bits(static_cast<std::uint16_t>(raw)));
+        // widen() is to long double; every bf16/f16 value is exact in double.
+        v = static_cast<double>(scalar_traits<bfloat16>::widen(scalar_traits<bfloat16>::from_bits(static_cast<std::uint16_t>(raw))));
         break;
       case dtype::f16:
-        v = scalar_traits<float16>::widen(scalar_traits<float16>::from_bits(static_cast<std::uint16_t>(raw)));
+        v = static_cast<double>(scalar_traits<float16>::widen(scalar_traits<float16>::from_bits(static_cast<std::uint16_t>(raw))));
         break;
       case dtype::f32: v = std::bit_cast<float>(static_cast<std::uint32_t>(raw)); break;
       case dtype::f64: v = std::bit_cast<double>(raw); break;

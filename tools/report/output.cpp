@@ -129,7 +129,7 @@ std::string heat_csv(const implementation_series& series) {
 // Conventions: positions are integers, -1 = never (as in report_data.hpp); a non-finite number
 // is null; "max" ignores NaN points (nan_points counts them) and its position is where the
 // maximum is first reached (-1 and null value when there are no points).
-std::string summary_json(const report_result& r, const write_options& o) {
+std::string summary_json(const report_result& r, const write_options& /*options: none shape the summary*/) {
   const auto stems = file_stems(r);
   const auto& q = r.request;
   ojson j;

@@ -129,13 +129,13 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply(const void* xv, void* yv, const int6
     if (p > 4096) std::abort();
 #elif defined(FAULT_HANG)
     if (p > 4096)
-      for (volatile int spin = 0;; spin = spin + 1) {
+      for (volatile int spin = 0; spin == 0;) {  // a volatile read each turn: a loop that is not UB
       }
 #endif
 #ifdef BUG_BF16_POSITIONS
     const float pf = foreign::from_bf16(foreign::to_bf16(static_cast<float>(p)));
 #else
-    const float pf = static_cast<float>(p);  // position_ids.float()
+    [[maybe_unused]] const float pf = static_cast<float>(p);  // position_ids.float() (unused with ANGLE_FP64)
 #endif
     for (int i = 0; i < half; ++i) {
 #ifdef ANGLE_FP64

@@ -65,7 +65,7 @@ ROPECHECK_EXPORT int ropecheck_plugin_describe(ropecheck_convention* out) {
   *out = foreign::hf_defaults();
   out->scaling = ROPECHECK_SCALING_YARN;
   out->factor = factor;
-  out->max_position_embeddings = factor * original_max;
+  out->max_position_embeddings = static_cast<std::int64_t>(factor * original_max);  // 16384, exact
   out->original_max_position_embeddings = original_max;
   out->beta_fast = beta_fast;
   out->beta_slow = beta_slow;

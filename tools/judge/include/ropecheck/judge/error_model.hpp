@@ -214,8 +214,8 @@ double bound_native(const rope_config& c, int i, std::int64_t seq_len) {
         // Non-integral ends carry the rounding of cd(): ~ (3/|ln y| + 2 kLog + 4) u relative each,
         // y = L0/(2 pi r); that shifts the weights by (|low| + |high|) rho_cd u / (high - low),
         // amplified by (s - 1).
-        const double y_fast = c.trained_length() / (c.beta_fast * 2 * std::numbers::pi);
-        const double y_slow = c.trained_length() / (c.beta_slow * 2 * std::numbers::pi);
+        const double y_fast = static_cast<double>(c.trained_length()) / (c.beta_fast * 2 * std::numbers::pi);
+        const double y_slow = static_cast<double>(c.trained_length()) / (c.beta_slow * 2 * std::numbers::pi);
         const double rho_cd = 3 / std::min(std::fabs(std::log(y_fast)), std::fabs(std::log(y_slow))) + 2 * kLog + 4;
         rho += (s - 1) * static_cast<double>((std::fabs(lo) + std::fabs(hi)) / (hi - lo)) * rho_cd;
       }
@@ -283,9 +283,9 @@ inline double bound_hf(const rope_config& c, int i, std::int64_t seq_len) {
       if (c.scaling == scaling_kind::dynamic_ntk && seq_len > c.max_position_embeddings) {
         // fp32 runtime path, as in bound_native<float> but k rounded to fp32 (k ln r u).
         const double L = static_cast<double>(c.max_position_embeddings);
-        const double A = s * seq_len / L;
+        const double A = s * static_cast<double>(seq_len) / L;
         const double r = A - (s - 1);
-        const double rho_r = (2 * kOp + s_in + inexact<F>(seq_len) + inexact<F>(L)) * A / r +
+        const double rho_r = (2 * kOp + s_in + inexact<F>(static_cast<double>(seq_len)) + inexact<F>(L)) * A / r +
                              (kOp + inexact<F>(s - 1)) * (s - 1) / r + kOp;
         rho_bp = inexact<F>(c.base) + k * rho_r + k * std::log(r) * kOp + kPow + kOp;
         bp = c.base * std::pow(r, k);
