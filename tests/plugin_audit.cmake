@@ -66,3 +66,14 @@ if(TARGET ropecheck_plugin_audit)
                                ROPECHECK_STRATEGY_PLUGIN="$<TARGET_FILE:ropecheck_strategy_plugin>")
   endif()
 endif()
+
+# The plugin's child processes (tools/audit/plugin_child.cpp) under a host with its own crash handlers
+# (as ASan and UBSan are): a crash in the child is still named by its signal.
+if(TARGET ropecheck_plugin_audit)
+  ropecheck_add_test(plugin_child_test LIBS ropecheck_plugin_audit)
+  add_dependencies(plugin_child_test ropecheck_plugin_fault_segv ropecheck_plugin_fault_abort ropecheck_plugin_fault_describe_segv)
+  target_compile_definitions(plugin_child_test PRIVATE
+    ROPECHECK_FAULT_SEGV_PLUGIN="$<TARGET_FILE:ropecheck_plugin_fault_segv>"
+    ROPECHECK_FAULT_ABORT_PLUGIN="$<TARGET_FILE:ropecheck_plugin_fault_abort>"
+    ROPECHECK_FAULT_DESCRIBE_SEGV_PLUGIN="$<TARGET_FILE:ropecheck_plugin_fault_describe_segv>")
+endif()

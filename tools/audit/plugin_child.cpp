@@ -46,6 +46,18 @@ void on_fault(int sig, siginfo_t* info, void*) {
   (void)sig;
 }
 
+// In a freshly forked child: the crash signals back to their default action, so that a plugin's crash
+// kills the child with its own signal, which the parent names. A host process may have installed
+// handlers that the child inherits and that end the process with an exit status instead (ASan's and
+// UBSan's SEGV/BUS/FPE handlers print a report and exit(1); crash reporters do the same); the parent
+// would then misreport a crash as a plugin calling exit. tests/plugin_child_test.cpp checks both doors.
+void default_crash_signals() {
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS}) sigaction(sig, &dfl, nullptr);
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   const char* desc = strsignal(sig);
@@ -96,6 +108,7 @@ struct child_process_door::impl {
   [[noreturn]] void serve(int in, int out) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(2, 1);  // the plugin must not print to stdout; if it does, it goes to stderr
+    default_crash_signals();  // SIGSEGV and SIGBUS then get on_fault below
     g_guard = guard();
     g_page = page;
     g_control = ctl();
@@ -255,6 +268,7 @@ loaded_plugin load_plugin_guarded(const std::string& path, double timeout_second
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(2, 1);
+    default_crash_signals();
     try {
       const loaded_plugin p = load_plugin(path);
       (void)p.name();
