@@ -78,3 +78,15 @@ TEST(ConformanceHeader, names_default_to_the_dtype_and_the_compute_type) {
             "long_double");
   EXPECT_EQ((adapter_name<named<float, float, ropecheck::ggml_angle, rct::llama3_8b, ggml_f32>>()), "ggml_float32");
 }
+
+// Two adapters whose default names agree (both "float32"): the second is "float32_1".
+ROPECHECK_CONFORMANCE(same_names, rct::own_kernel<float, float, ropecheck::hf_angle<float>, rct::llama3_8b>,
+                      rct::own_kernel<float, float, ropecheck::ggml_angle, rct::llama3_8b>);
+
+TEST(ConformanceHeader, a_name_two_adapters_share_gets_the_index_appended) {
+  std::vector<std::string> suites;
+  const auto& unit = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < unit.total_test_suite_count(); ++i)
+    if (std::string(unit.GetTestSuite(i)->name()).rfind("same_names/", 0) == 0) suites.emplace_back(unit.GetTestSuite(i)->name());
+  EXPECT_EQ(suites, (std::vector<std::string>{"same_names/float32", "same_names/float32_1"}));
+}

@@ -94,9 +94,14 @@ bool register_suite(const char* prefix, const char* file, int line) {
   kernel (*const binders[])() = {&bind<A>...};
   std::set<std::string> used;
   for (std::size_t i = 0; i < names.size(); ++i) {
+    // (appends, not operator+ on temporaries: g++ 12 -O3 -Wrestrict misfires on `"_" + std::string`)
     std::string name = names[i];
-    if (!used.insert(name).second) used.insert(name += "_" + std::to_string(i));
-    const std::string suite = std::string(prefix) + "/" + name;
+    if (!used.insert(name).second) {
+      name.append(1, '_').append(std::to_string(i));
+      used.insert(name);
+    }
+    std::string suite(prefix);
+    suite.append(1, '/').append(name);
     for (const std::string& check : check_names()) {
       auto* const b = binders[i];
       ::testing::RegisterTest(suite.c_str(), check.c_str(), nullptr, nullptr, file, line,

@@ -180,7 +180,7 @@ std::string adapter_name() {
         n += "_compute";
       }
     }
-    if constexpr (std::is_same_v<S, long double>) n = "long_double" + n.substr(7);
+    if constexpr (std::is_same_v<S, long double>) n.replace(0, 7, "long_double");  // "float64..." -> "long_double..."
     return n;
   }
 }
