@@ -476,8 +476,10 @@ TEST_F(TensorFile, DeeplyNestedJsonHeadersAreRejectedWithoutRecursingPerLevel) {
 
 // The fuzz seed corpus (fuzz/make_corpus.py) is what its file names say: valid_* read, bad_* are rejected.
 TEST_F(TensorFile, FuzzSeedsNamedValidReadAndSeedsNamedBadAreRejected) {
-  const fs::path corpus = fs::path(__FILE__).parent_path().parent_path() / "fuzz" / "corpus";
-  if (!fs::is_directory(corpus)) GTEST_SKIP() << "no fuzz corpus at " << corpus;
+  // The corpus is part of the source tree: its absolute path comes from CMake (__FILE__ is relative to
+  // the build directory, where the test used to look and always skipped).
+  const fs::path corpus = ROPECHECK_FUZZ_CORPUS;
+  ASSERT_TRUE(fs::is_directory(corpus)) << "no fuzz corpus at " << corpus;
   int valid = 0, bad = 0;
   for (const char* target : {"safetensors", "npy"}) {
     for (const auto& e : fs::directory_iterator(corpus / target)) {
