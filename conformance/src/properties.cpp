@@ -46,10 +46,6 @@ std::vector<std::string> property_names() {
   return v;
 }
 
-std::uint64_t suite_seed(const kernel& k) {
-  return k.opts.seed ? *k.opts.seed : test::detail::suite_seed();
-}
-
 outcome check_property(const kernel& k, std::string_view property, const std::string& test_id) {
   outcome out;
   const auto all = test::rope_properties();

@@ -151,6 +151,13 @@ TEST(ConformanceOptions, without_inverse_or_negative_positions_the_inverse_prope
   EXPECT_NE(check_property(k, "relative_offset_identity_holds").status, status::failed);
 }
 
+// A kernel without an inverse flag (the consumer's) gets R(p)^T as apply at -p.
+TEST(ConformanceOptions, without_an_inverse_flag_the_inverse_is_asked_as_the_negative_position) {
+  const outcome o = check_property(bind<consumer_kernel<bug::none>>(), "inverse_rotation_undoes_rotation");
+  EXPECT_NE(o.status, status::failed) << o.message;
+  EXPECT_NE(o.status, status::skipped) << o.message;
+}
+
 struct flaky_kernel {
   using storage = float;
   static rope_config convention() { return llama3_8b(); }

@@ -43,8 +43,4 @@ enum class call_form { prefill, decode };
 // The properties, in the order the suite runs them.
 [[nodiscard]] std::vector<std::string> property_names();
 
-// The suite's seed: options.seed, else RC_PARAMS="seed=N", else ROPECHECK_SEED, else the fixed
-// default (printed once per process, with how to rerun with it).
-[[nodiscard]] std::uint64_t suite_seed(const kernel& k);
-
 }  // namespace ropecheck::conformance
