@@ -441,4 +441,65 @@ TEST(Validate, RejectsWhatNoRuleCanEvaluateNamingTheField) {
   expect_field(c, "beta_fast");
 }
 
+// M-RoPE's band-to-row maps, checked band by band against the rules written out from transformers'
+// code (contiguous: Qwen2-VL's split of cos/sin by mrope_section; interleaved: Qwen3-VL's
+// apply_interleaved_mrope, slices offset:3*s_r:3 for rows 1 and 2 over a row-0 base).
+TEST(Mrope, PositionRowFollowsTheContiguousAndInterleavedRules) {
+  rope_config c;  // head_dim 128: 64 bands
+  c.mrope = mrope_kind::contiguous;
+  c.mrope_section = {16, 24, 24};
+  validate(c);
+  EXPECT_EQ(c.position_rows(), 3);
+  for (int b = 0; b < c.bands(); ++b) EXPECT_EQ(c.position_row(b), b < 16 ? 0 : b < 40 ? 1 : 2) << "band " << b;
+  c.mrope = mrope_kind::interleaved;
+  c.mrope_section = {24, 20, 20};
+  validate(c);
+  std::vector<int> want(64, 0);
+  for (int r = 1; r <= 2; ++r)
+    for (int b = r; b < 3 * c.mrope_section[static_cast<std::size_t>(r)]; b += 3) want[static_cast<std::size_t>(b)] = r;
+  for (int b = 0; b < c.bands(); ++b) EXPECT_EQ(c.position_row(b), want[static_cast<std::size_t>(b)]) << "band " << b;
+  // Boundaries: band 59 = 3*20 - 1 is row 2 (59 % 3 == 2), band 61 (61 % 3 == 1, 61 >= 60) is row 0.
+  EXPECT_EQ(c.position_row(59), 2);
+  EXPECT_EQ(c.position_row(58), 1);
+  EXPECT_EQ(c.position_row(61), 0);
+  rope_config plain;
+  EXPECT_EQ(plain.position_rows(), 1);
+  EXPECT_EQ(plain.position_row(63), 0);
+}
+
+TEST(Mrope, ValidateRejectsSectionsThatDoNotCoverTheBandsNamingTheField) {
+  auto rejects = [](rope_config c, const char* part) {
+    try {
+      validate(c);
+      ADD_FAILURE() << "accepted; expected mrope_section: " << part;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("mrope_section"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  rope_config c;
+  c.mrope = mrope_kind::contiguous;
+  c.mrope_section = {16, 24, 23};  // 63 of 64 bands
+  rejects(c, "sums to 63");
+  c.mrope_section = {16, 24, 25};
+  rejects(c, "sums to 65");
+  c.mrope_section = {64};
+  rejects(c, "at least 2");
+  c.mrope_section = {-1, 40, 25};
+  rejects(c, "negative");
+  c.mrope = mrope_kind::interleaved;
+  c.mrope_section = {16, 24, 24};  // 3*24 = 72 > 64: rows 1 and 2 get 21 bands each, row 0 the other 22
+  rejects(c, "interleaved rule gives row 0 22 bands");
+  c.mrope_section = {32, 32};
+  rejects(c, "3 rows");
+  rope_config plain;
+  plain.mrope_section = {32, 32};
+  rejects(plain, "not M-RoPE");
+  rope_config ds;  // half-split output order needs interleaved input pairs
+  ds.outputs = output_order::half_split;
+  EXPECT_THROW(validate(ds), std::invalid_argument);
+  ds.pair_layout = layout::interleaved;
+  EXPECT_NO_THROW(validate(ds));
+}
+
 }  // namespace

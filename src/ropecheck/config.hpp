@@ -20,6 +20,24 @@ namespace ropecheck {
 //   half_split:  (i, i + rotary_dim/2)  GPT-NeoX, HF rotate_half, ggml NEOX
 enum class layout : std::uint8_t { interleaved, half_split };
 
+// Where the two outputs of a pair are written.
+//   in_place:   to the coordinates the pair was read from (every implementation but the next)
+//   half_split: pair i to (i, i + rotary_dim/2) whatever its input coordinates. DeepSeek-V2/V3 with
+//               rope_interleave (transformers models/deepseek_v3/modeling_deepseek_v3.py,
+//               apply_rotary_pos_emb_interleave: q viewed as [d/2, 2], transposed, then rotate_half),
+//               so interleaved pairs in, half-split order out. Attention scores are unchanged (q and
+//               k are permuted alike); a dump's y is not in x's coordinate order.
+enum class output_order : std::uint8_t { in_place, half_split };
+
+// Multimodal RoPE: positions are a [rows, tokens] array (Qwen2-VL: temporal, height, width) and
+// each band is rotated by one row.
+//   contiguous:  mrope_section = [s0, s1, ...] consecutive blocks of bands, block r by row r
+//                (transformers models/qwen2_vl/modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb:
+//                cos/sin split by mrope_section * 2, chunk i taking row i % 3)
+//   interleaved: Qwen3-VL (models/qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope): band b is
+//                row 1 when b % 3 == 1 and b < 3 s1, row 2 when b % 3 == 2 and b < 3 s2, else row 0
+enum class mrope_kind : std::uint8_t { none, contiguous, interleaved };
+
 // The frequency-scaling rule, named as HF's rope_type where one exists.
 enum class scaling_kind : std::uint8_t {
   none,         // "default": inv_freq_i = base^(-2i/d)
@@ -33,6 +51,19 @@ enum class scaling_kind : std::uint8_t {
 
 [[nodiscard]] constexpr std::string_view to_string(layout l) noexcept {
   return l == layout::interleaved ? "interleaved" : "half_split";
+}
+
+[[nodiscard]] constexpr std::string_view to_string(output_order o) noexcept {
+  return o == output_order::in_place ? "in_place" : "half_split";
+}
+
+[[nodiscard]] constexpr std::string_view to_string(mrope_kind k) noexcept {
+  switch (k) {
+    case mrope_kind::none: return "none";
+    case mrope_kind::contiguous: return "contiguous";
+    case mrope_kind::interleaved: return "interleaved";
+  }
+  return "?";
 }
 
 [[nodiscard]] constexpr std::string_view to_string(scaling_kind k) noexcept {
@@ -53,6 +84,11 @@ struct rope_config {
   int rotary_dim = 128;  // rotated coordinates (even, <= head_dim); head_dim * partial_rotary_factor
   double base = 10000.0; // rope_theta
   layout pair_layout = layout::half_split;
+  output_order outputs = output_order::in_place;
+
+  // M-RoPE: bands per position row (their sum is bands()); empty and mrope_kind::none for 1-D RoPE.
+  mrope_kind mrope = mrope_kind::none;
+  std::vector<int> mrope_section;
 
   scaling_kind scaling = scaling_kind::none;
   double factor = 1.0;  // scaling factor s (linear, ntk, dynamic, yarn, llama3, longrope)
@@ -81,6 +117,31 @@ struct rope_config {
   std::vector<double> long_factor;
 
   [[nodiscard]] constexpr int bands() const noexcept { return rotary_dim / 2; }
+
+  // Rows of the position array: 1 for 1-D RoPE, mrope_section.size() for M-RoPE.
+  [[nodiscard]] constexpr int position_rows() const noexcept {
+    return mrope == mrope_kind::none ? 1 : static_cast<int>(mrope_section.size());
+  }
+
+  // The position row that rotates `band` (0 for 1-D RoPE). Meaningful for a validated config.
+  [[nodiscard]] constexpr int position_row(int band) const noexcept {
+    switch (mrope) {
+      case mrope_kind::none: return 0;
+      case mrope_kind::contiguous: {
+        int end = 0;
+        for (std::size_t r = 0; r < mrope_section.size(); ++r) {
+          end += mrope_section[r];
+          if (band < end) return static_cast<int>(r);
+        }
+        return static_cast<int>(mrope_section.size()) - 1;
+      }
+      case mrope_kind::interleaved:
+        for (std::size_t r = mrope_section.size(); r-- > 1;)
+          if (band % 3 == static_cast<int>(r) && band < 3 * mrope_section[r]) return static_cast<int>(r);
+        return 0;
+    }
+    return 0;
+  }
 
   // The training length used by the rules that need one.
   [[nodiscard]] constexpr std::int64_t trained_length() const noexcept {

@@ -66,6 +66,42 @@ constexpr bool rule_uses_factor(scaling_kind k) noexcept { return k != scaling_k
 
 // Contract: returns normally iff every rule step is defined for `cfg`; otherwise throws
 // std::invalid_argument whose message starts with "rope_config.<field>:".
+// M-RoPE: a section per position row, every band in exactly one, and the interleaved rule giving each
+// row as many bands as its section says.
+constexpr void validate_mrope(const rope_config& cfg) {
+  using detail::invalid_config;
+  if (cfg.mrope == mrope_kind::none) {
+    if (!cfg.mrope_section.empty()) invalid_config("mrope_section", "given, but the convention is not M-RoPE");
+    return;
+  }
+  if (cfg.mrope_section.size() < 2)
+    invalid_config("mrope_section", "M-RoPE needs at least 2 sections, got " + std::to_string(cfg.mrope_section.size()));
+  if (cfg.mrope_section.size() > 8)
+    invalid_config("mrope_section", "more than 8 sections (" + std::to_string(cfg.mrope_section.size()) + ")");
+  int sum = 0;
+  for (std::size_t r = 0; r < cfg.mrope_section.size(); ++r) {
+    if (cfg.mrope_section[r] < 0)
+      invalid_config("mrope_section", "entry " + std::to_string(r) + " is negative: " + std::to_string(cfg.mrope_section[r]));
+    if (cfg.mrope_section[r] > cfg.bands())
+      invalid_config("mrope_section", "entry " + std::to_string(r) + " exceeds the " + std::to_string(cfg.bands()) + " bands");
+    sum += cfg.mrope_section[r];
+  }
+  if (sum != cfg.bands())
+    invalid_config("mrope_section", "sums to " + std::to_string(sum) + " bands; rotary_dim/2 = " +
+                                        std::to_string(cfg.bands()) + " needed");
+  if (cfg.mrope == mrope_kind::interleaved) {
+    if (cfg.mrope_section.size() != 3)
+      invalid_config("mrope_section", "interleaved M-RoPE has 3 rows (t, h, w), got " + std::to_string(cfg.mrope_section.size()));
+    std::vector<int> count(cfg.mrope_section.size(), 0);
+    for (int b = 0; b < cfg.bands(); ++b) ++count[static_cast<std::size_t>(cfg.position_row(b))];
+    for (std::size_t r = 0; r < count.size(); ++r)
+      if (count[r] != cfg.mrope_section[r])
+        invalid_config("mrope_section", "interleaved rule gives row " + std::to_string(r) + " " +
+                                            std::to_string(count[r]) + " bands, its section says " +
+                                            std::to_string(cfg.mrope_section[r]));
+  }
+}
+
 constexpr void validate(const rope_config& cfg) {
   using detail::invalid_config;
   using detail::num;
@@ -88,6 +124,9 @@ constexpr void validate(const rope_config& cfg) {
                                  "', got " + num(cfg.factor));
   if (cfg.attention_factor && (!std::isfinite(*cfg.attention_factor) || !(*cfg.attention_factor > 0.0)))
     invalid_config("attention_factor", "must be finite and > 0, got " + num(*cfg.attention_factor));
+  if (cfg.outputs == output_order::half_split && cfg.pair_layout != layout::interleaved)
+    invalid_config("outputs", "half_split output order de-interleaves interleaved pairs; it needs layout interleaved");
+  validate_mrope(cfg);
 
   switch (cfg.scaling) {
     case scaling_kind::none:

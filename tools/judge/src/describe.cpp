@@ -26,6 +26,12 @@ std::string convention_line(const rope_config& c) {
   if (c.scaling == scaling_kind::llama3)
     s << ", low_freq_factor " << shortest(c.low_freq_factor) << ", high_freq_factor " << shortest(c.high_freq_factor);
   if (c.attention_factor) s << ", attention_factor " << shortest(*c.attention_factor);
+  if (c.outputs != output_order::in_place) s << ", outputs " << to_string(c.outputs);
+  if (c.mrope != mrope_kind::none) {
+    s << ", mrope " << to_string(c.mrope) << " [";
+    for (std::size_t r = 0; r < c.mrope_section.size(); ++r) s << (r ? ", " : "") << c.mrope_section[r];
+    s << "]";
+  }
   return s.str();
 }
 
