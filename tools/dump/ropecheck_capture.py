@@ -90,17 +90,38 @@ def _bind(sig, args, kwargs):
     return bound.arguments
 
 
-def detect_convention(fn):
-    """'hf' or 'vllm' from the parameter names of fn, else None."""
+CANONICAL = {"hf": ("q", "k", "cos", "sin", "position_ids", "unsqueeze_dim"),
+             "vllm": ("positions", "query", "key", "offsets")}
+
+
+def detect_convention(fn, owner=None):
+    """'hf' or 'vllm' from the parameter names of fn (or, for a forward(*args, **kwargs) such as
+    vLLM's CustomOp.forward, from an owner holding cos_sin_cache), else None."""
     sig = _signature(fn)
-    if sig is None:
-        return None
-    names = set(sig.parameters)
+    names = set(sig.parameters) if sig is not None else set()
     if {"positions", "query"} <= names:
         return "vllm"
     if {"cos", "sin"} <= names:
         return "hf"
+    if hasattr(owner, "cos_sin_cache") and hasattr(owner, "head_size"):
+        return "vllm"
     return None
+
+
+def canonical_arguments(sig, convention, args, kwargs, has_self):
+    """{name: value} in the convention's own parameter names: bound by the signature when it names
+    them, else by position (a forward(*args, **kwargs) wrapper)."""
+    names = CANONICAL[convention]
+    if sig is not None:
+        a = _bind(sig, args, kwargs)
+        if all(n in a for n in names[:2]):
+            return a
+    out = {}
+    if has_self:
+        out["self"], args = args[0], args[1:]
+    out.update(zip(names, args))
+    out.update({k: v for k, v in kwargs.items() if k in names})
+    return out
 
 
 def load_config(config, *owners):
@@ -227,7 +248,8 @@ class ropecheck_capture:
         original = getattr(self.target, self.name)
         if not callable(original):
             raise CaptureError(f"{self._target_label()}.{self.name} is not callable")
-        conv = self.convention_arg or detect_convention(original)
+        owner = None if inspect.ismodule(self.target) or isinstance(self.target, type) else self.target
+        conv = self.convention_arg or detect_convention(original, owner)
         if conv not in CONVENTIONS:
             raise CaptureError(
                 f"cannot tell the calling convention of {self._target_label()}.{self.name} from its parameters "
@@ -373,7 +395,7 @@ class ropecheck_capture:
         return wrapper
 
     def _record_hf(self, before, args, kwargs, is_class, result=None):
-        a = _bind(self._sig, args, kwargs)
+        a = canonical_arguments(self._sig, "hf", args, kwargs, is_class)
         names = [k for k in a if k != "self"]
         q, k, cos, sin = (a[n] for n in names[:4])
         if before is None:
@@ -416,7 +438,7 @@ class ropecheck_capture:
                                f"{tok_shape}: pass positions_from=<the rotary module fed these tokens>")
 
     def _record_vllm(self, before, args, kwargs, is_class, result=None):
-        a = _bind(self._sig, args, kwargs)
+        a = canonical_arguments(self._sig, "vllm", args, kwargs, is_class)
         obj = a.get("self", self.target) if is_class else self.target
         positions, query, key = a["positions"], a["query"], a.get("key")
         if before is None:

@@ -112,12 +112,22 @@ class Capture(unittest.TestCase):
 
     def test_the_wrapper_returns_the_original_result_objects(self):
         model = small_hf()
-        sentinel = (torch.zeros(1), torch.ones(1))
+        returned = []
+
+        def apply_rotary_pos_emb(q, k, cos, sin, position_ids=None, unsqueeze_dim=1):
+            returned.append(toy_hf.apply_rotary_pos_emb(q, k, cos, sin, position_ids, unsqueeze_dim))
+            return returned[-1]
+
         fake = types.ModuleType("fake_modeling")
-        fake.apply_rotary_pos_emb = lambda q, k, cos, sin, position_ids=None, unsqueeze_dim=1: sentinel
-        with ropecheck_capture(fake, "apply_rotary_pos_emb", out=self.out, config=model.config,
-                               positions_from=model, quiet=True, layers=[]):
-            self.assertIs(fake.apply_rotary_pos_emb(1, 2, 3, 4), sentinel)
+        fake.apply_rotary_pos_emb = apply_rotary_pos_emb
+        q = torch.randn(1, 4, 3, 16, generator=torch.Generator().manual_seed(1))
+        for layers in (None, []):  # recorded, and not recorded
+            with ropecheck_capture(fake, "apply_rotary_pos_emb", out=self.out, config=model.config,
+                                   positions_from=model, quiet=True, layers=layers):
+                cos, sin = model.rotary_emb(q, torch.arange(3)[None])
+                got = fake.apply_rotary_pos_emb(q, q, cos, sin)
+            self.assertIs(got, returned[-1])
+            self.assertEqual(len(self.index()["files"]), 2 if layers is None else 0)
 
     # -- errors ---------------------------------------------------------------------------------------
     def test_error_when_positions_cannot_be_found(self):
@@ -208,6 +218,38 @@ class Capture(unittest.TestCase):
         rows = model.rotary.cos_sin_cache[positions]
         self.assertTrue(torch.equal(t["cos"], rows[:, :8]) and torch.equal(t["sin"], rows[:, 8:]))
         self.assertEqual(list(t["positions"]), [0, 3, 300, 4095])
+
+    def test_vllm_customop_style_forward_star_args_and_a_class_target(self):
+        # vLLM's CustomOp.forward(*args, **kwargs) dispatches to forward_native: no parameter names.
+        class DispatchingRotary(toy_vllm.RotaryEmbedding):
+            def forward(self, *args, **kwargs):
+                return super().forward(*args, **kwargs)
+
+        rot = DispatchingRotary(16, 16, 64, 10000.0, True, torch.float32)
+        g = torch.Generator().manual_seed(1)
+        positions = torch.arange(3)
+        for target, conv in ((rot, None), (DispatchingRotary, "vllm")):  # a class has no cache to detect it by
+            with ropecheck_capture(target, "forward", out=self.out, config={"head_dim": 16}, convention=conv,
+                                   quiet=True):
+                rot(positions, torch.randn(3, 32, generator=g), key=torch.randn(3, 16, generator=g))
+            files = self.index()["files"]
+            self.assertEqual([(f["tensor"], f["x_shape"]) for f in files], [("q", [3, 2, 16]), ("k", [3, 1, 16])])
+            self.assertEqual(self.index()["convention"], "vllm")
+        self.assertNotIn("forward", vars(rot))
+        self.assertIs(vars(DispatchingRotary)["forward"], DispatchingRotary.__dict__["forward"])
+
+    def test_model_forward_marks_layer_zero_when_model_is_given(self):
+        model = small_hf()
+        with ropecheck_capture(toy_hf, "apply_rotary_pos_emb", out=self.out, model=model, quiet=True):
+            toy_hf.generate(model, prompt=4, steps=1)
+            cos, sin = model.rotary_emb(torch.zeros(1), torch.arange(2)[None])  # outside model.forward
+            q = torch.randn(1, 4, 2, 16, generator=torch.Generator().manual_seed(1))
+            toy_hf.apply_rotary_pos_emb(q, q, cos, sin)  # continues forward 1: layer 2
+        idx = self.index()
+        self.assertIn("model.forward", idx["layer_rule"])
+        self.assertEqual([(f["forward"], f["layer"]) for f in idx["files"][::2]], [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)])
+        self.assertNotIn("forward", vars(model.rotary_emb))
+        self.assertEqual(model._forward_pre_hooks, {})
 
     def test_max_calls_and_layers_limit_what_is_written(self):
         model = small_hf()
