@@ -35,6 +35,7 @@ ropecheck_capture_case(vllm_neox_fp32 - --toy vllm --style neox --dtype float32)
 ropecheck_capture_case(vllm_neox_bf16 - --toy vllm --style neox --dtype bfloat16)
 ropecheck_capture_case(vllm_gptj_fp32 - --toy vllm --style gptj --dtype float32)
 ropecheck_capture_case(vllm_gptj_bf16 - --toy vllm --style gptj --dtype bfloat16)
+ropecheck_capture_case(vllm_neox_fp32_partial - --toy vllm --style neox --dtype float32 --rotary-fraction 0.5)
 
 # One known bug each, in the rotary code (the positions the model is given stay right): the files of
 # the forward passes the bug touches fail with the bug named first, the others pass.

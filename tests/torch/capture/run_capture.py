@@ -2,7 +2,7 @@
 """Run one toy model (toy_hf.py or toy_vllm.py) under ropecheck_capture and write the capture to --out.
 
   run_capture.py --toy hf --dtype bfloat16 [--bug bf16_positions] [--unsqueeze-dim 2] --out DIR
-  run_capture.py --toy vllm --style gptj --dtype float32 [--bug cache_bf16] --out DIR
+  run_capture.py --toy vllm --style gptj --dtype float32 [--bug cache_bf16] [--rotary-fraction 0.5] --out DIR
 
 It also runs the same model without capture and exits 3 if any logits differ bit for bit (the
 capture must not change what the model computes). Prompt 300 tokens, then 2 decode steps.
@@ -33,6 +33,7 @@ def main():
     p.add_argument("--style", choices=("neox", "gptj"), default="neox", help="vllm: is_neox_style")
     p.add_argument("--unsqueeze-dim", type=int, choices=(1, 2), default=1, help="hf: q/k layout")
     p.add_argument("--batch", type=int, default=1, help="hf: batch rows")
+    p.add_argument("--rotary-fraction", type=float, default=1.0, help="vllm: rotary_dim / head_size")
     p.add_argument("--prompt", type=int, default=300)
     p.add_argument("--out", required=True)
     a = p.parse_args()
@@ -49,7 +50,7 @@ def main():
     else:
         if a.bug not in toy_vllm.BUGS:
             p.error(f"--bug for vllm: {toy_vllm.BUGS}")
-        model = toy_vllm.build(dtype, a.style == "neox", a.bug)
+        model = toy_vllm.build(dtype, a.style == "neox", a.bug, rotary_fraction=a.rotary_fraction)
         run = lambda: toy_vllm.generate(model, prompt=a.prompt)  # noqa: E731
         target, name = model.rotary, "forward"
         kw = {"config": model.config}
