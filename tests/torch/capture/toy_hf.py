@@ -11,12 +11,14 @@ Attention has grouped KV heads (GQA) and a KV cache, so decode steps continue th
 BUGS (each in the rotary embedding, so the positions the model is given stay right):
   bf16_positions       position_ids cast to bfloat16 before the angles are formed
   decode_off_by_one    a decode step (seq length 1) rotates at position + 1
+  inv_freq_bf16        inv_freq rounded to bfloat16 (what model.to(torch.bfloat16) does to the buffer
+                       when nothing restores it), then used in fp32
 """
 
 import torch
 from torch import nn
 
-BUGS = ("none", "bf16_positions", "decode_off_by_one")
+BUGS = ("none", "bf16_positions", "decode_off_by_one", "inv_freq_bf16")
 
 
 class ToyConfig:
@@ -50,6 +52,8 @@ class ToyRotaryEmbedding(nn.Module):
         super().__init__()
         d = config.head_dim
         inv_freq = 1.0 / (config.rope_theta ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d))
+        if bug == "inv_freq_bf16":
+            inv_freq = inv_freq.to(torch.bfloat16).float()
         self.register_buffer("inv_freq", inv_freq, persistent=False)
         self.bug = bug
 
