@@ -251,6 +251,43 @@ class Capture(unittest.TestCase):
         self.assertNotIn("forward", vars(model.rotary_emb))
         self.assertEqual(model._forward_pre_hooks, {})
 
+    def test_two_rotary_modules_before_the_layers_open_one_forward_pass(self):
+        # Gemma 3 style: a local and a global rotary embedding, both run before the first layer.
+        model = small_hf()
+        second = toy_hf.ToyRotaryEmbedding(model.config)
+        holder = torch.nn.ModuleDict({"global": model.rotary_emb, "local": second})
+        q = torch.randn(1, 4, 3, 16, generator=torch.Generator().manual_seed(1))
+        with ropecheck_capture(toy_hf, "apply_rotary_pos_emb", out=self.out, config=model.config,
+                               positions_from=holder, quiet=True):
+            for start in (0, 3):
+                pid = torch.arange(start, start + 3)[None]
+                g, loc = holder["global"](q, pid), holder["local"](q, pid)
+                for cs in (loc, g, loc):
+                    toy_hf.apply_rotary_pos_emb(q, q, *cs)
+        files = self.index()["files"][::2]
+        self.assertEqual([(f["forward"], f["layer"]) for f in files], [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)])
+        self.assertEqual([f["position_min"] for f in files], [0, 0, 0, 3, 3, 3])
+
+    def test_config_from_a_dict_a_file_a_folder_or_to_json_string(self):
+        class JsonOnly:
+            def to_json_string(self):
+                return json.dumps({"rope_theta": 5e5, "head_dim": 16})
+
+        folder = os.path.join(self.out, "model")
+        os.makedirs(folder)
+        with open(os.path.join(folder, "config.json"), "w") as f:
+            json.dump({"rope_theta": 5e5, "head_dim": 16}, f)
+        model = toy_vllm.build(hidden=64)
+        for cfg in ({"rope_theta": 5e5, "head_dim": 16}, folder, os.path.join(folder, "config.json"), JsonOnly()):
+            with ropecheck_capture(model.rotary, "forward", out=os.path.join(self.out, "dump"), config=cfg,
+                                   quiet=True):
+                pass
+            with open(os.path.join(self.out, "dump", "config.json")) as f:
+                self.assertEqual(json.load(f), {"rope_theta": 5e5, "head_dim": 16})
+        with self.assertRaisesRegex(CaptureError, "config= must be"):
+            with ropecheck_capture(model.rotary, "forward", out=self.out, config=42):
+                pass
+
     def test_max_calls_and_layers_limit_what_is_written(self):
         model = small_hf()
         with ropecheck_capture(toy_hf, "apply_rotary_pos_emb", out=self.out, config=model.config,
