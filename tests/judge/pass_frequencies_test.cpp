@@ -44,6 +44,21 @@ TEST(Diagnose, InvFreqInBf16) {
   expect_top(v, "inv_freq_low_precision");
 }
 
+// The same bug on a short dense prompt (positions 0..299, base 10000, head_dim 64: what
+// `model.to(torch.bfloat16)` does to HF's non-persistent inv_freq buffer, captured by
+// tools/dump/ropecheck_capture.py). Every angle is within 0.1 rad of its claimed value there (0.035
+// rad at most), so the positions "explain" the tokens and the frequency fit must still be asked
+// before anything is called unexplained.
+TEST(Diagnose, InvFreqInBf16OnAShortDensePrompt) {
+  auto c = claimed_config(64);
+  c.base = 10000.0;
+  std::vector<std::int64_t> pos;
+  for (int i = 0; i < 300; ++i) pos.push_back(i);
+  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
+  print("inv_freq in bf16, positions 0..299", v);
+  expect_top(v, "inv_freq_low_precision");
+}
+
 // The same bug in a bf16 dump: the slow bands' fits are noisy (bf16 outputs), the fast ones show
 // the grid.
 TEST(Diagnose, InvFreqInBf16Bf16Dump) {

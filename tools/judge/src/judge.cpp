@@ -70,7 +70,7 @@ void diagnose(const context& c, const pairing& P) {
     if (!f.named && f.max_rel <= 1e-3) drift_after_frequencies(c, e, f);
   }
   if (pos.explain && !pos.named && !pass_cos_sin(c, e, m_med, pos) && c.v.findings.empty() &&
-      !pass_angle_precision(c, e))
+      !pass_angle_precision(c, e) && !pass_frequencies(c, e, frequency_mode::named_only).named)
     drift_after_cos_sin(c, e);
 }
 

@@ -293,8 +293,9 @@ std::pair<double, std::string> best_scaling(const frame& F, const band_fits& B) 
 }
 
 // The fitted frequencies against the named schedules (scaling, head_dim, base); the wrapped-angle
-// scans when none fits; a low-confidence base_wrong when nothing does. Always names something.
-void named_schedule(const frame& F, const band_fits& B) {
+// scans when none fits; unexplained when nothing does (only if `may_leave_unexplained`). True when a
+// finding was added.
+bool named_schedule(const frame& F, const band_fits& B, bool may_leave_unexplained) {
   const context& c = F.c;
   const rope_config& claimed = c.claimed;
   const int ub = F.e.bands();
@@ -350,17 +351,20 @@ void named_schedule(const frame& F, const band_fits& B) {
   } else if (!scan_hypotheses(F) && !scan_base(F)) {
     // No schedule fits (a base equal to the claimed one fitted to the precise bands is none either):
     // not base_wrong, whose model is one base for every band.
+    if (!may_leave_unexplained) return false;
     residual_unexplained(c, F.e,
                          fmt("the line fits differ from the claimed frequencies by up to %.3g relative (band %d, "
                              "line-fit residual up to %.2g rad) and no other base (best fit %.6g), scaling rule or "
                              "scanned base fits every band",
                              B.max_rel, B.max_rel_band, B.max_line_rms, b_est));
   }
+  return true;
 }
 
 }  // namespace
 
-frequency_evidence pass_frequencies(const context& c, const explanation& e) {
+frequency_evidence pass_frequencies(const context& c, const explanation& e, frequency_mode mode) {
+  const bool may_leave_unexplained = mode == frequency_mode::name_or_unexplained;
   const dump& d = c.d;
   const int ub = e.bands();
   const std::vector<int> order = by_position(d);
@@ -377,16 +381,16 @@ frequency_evidence pass_frequencies(const context& c, const explanation& e) {
   if (!few_positions && B.max_rel > 1e-5 && B.max_rel < 0.05 && inv_freq_grid(F, B)) {
     out.named = true;
   } else if (!few_positions && B.max_rel > 1e-3 && ub >= 2 && B.fit[0] > 0 && B.fit[1] > 0) {
-    named_schedule(F, B);
-    out.named = true;
+    out.named = named_schedule(F, B, may_leave_unexplained);
   } else if (few_positions) {
-    if (!scan_hypotheses(F) && !scan_base(F))
+    out.named = scan_hypotheses(F) || scan_base(F);
+    if (!out.named && may_leave_unexplained)
       add(c.v, "unexplained",
           fmt("only %d distinct positions: too few to fit frequencies, and no single base explains the angles; "
               "dump positions 0..63 and some large ones for a diagnosis",
               distinct_positions),
           0.2);
-    out.named = true;
+    out.named = out.named || may_leave_unexplained;
   }
   return out;
 }

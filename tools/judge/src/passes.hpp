@@ -82,13 +82,17 @@ struct position_evidence {
 // allowed angle error is at most 0.05 rad (half the 0.1 rad acceptance); 0.05 itself resolves.
 [[nodiscard]] bool fp32_resolves_position(double rms_allowed_error);
 
-// ---- pass_frequencies.cpp ----  run only when positions do not explain the angles.
+// ---- pass_frequencies.cpp ----  run when positions do not explain the angles (name_or_unexplained),
+// and, named_only, when they explain them to 0.1 rad but no cos/sin class fits: a short dense prompt
+// with inv_freq in bf16 is off by 0.035 rad at position 299, within the position fit's reach.
 struct frequency_evidence {
   bool named = false;   // a frequency class (or unexplained for too few positions) was named
   double max_rel = 0;   // largest relative frequency error of the line fits, and its band
   int max_rel_band = 0;
 };
-[[nodiscard]] frequency_evidence pass_frequencies(const context& c, const explanation& e);
+enum class frequency_mode : std::uint8_t { name_or_unexplained, named_only };
+[[nodiscard]] frequency_evidence pass_frequencies(const context& c, const explanation& e,
+                                                  frequency_mode mode = frequency_mode::name_or_unexplained);
 
 // ---- pass_angle_precision.cpp ----  true when angle_low_precision was named.
 bool pass_angle_precision(const context& c, const explanation& e);
