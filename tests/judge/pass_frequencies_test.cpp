@@ -59,6 +59,24 @@ TEST(Diagnose, InvFreqInBf16OnAShortDensePrompt) {
   expect_top(v, "inv_freq_low_precision");
 }
 
+// One decode step: a single position, 300, where the bf16 inv_freq is off by at most 0.01 rad in
+// most bands (too little for the median-residual test); the angles sit within the fp32 drift bound
+// of p * bf16(theta_i) and not of the claim. At position 1 the grid offsets (<= 2^-9 rad) are still
+// beyond that bound; at position 0 nothing can be seen and nothing is named but the failure.
+TEST(Diagnose, InvFreqInBf16AtOneDecodePosition) {
+  auto c = claimed_config(64);
+  c.base = 10000.0;
+  for (std::int64_t p : {300, 1}) {
+    const std::vector<std::int64_t> pos{p};
+    const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
+    print("inv_freq in bf16, one position " + std::to_string(p), v);
+    expect_top(v, "inv_freq_low_precision");
+  }
+  // The correct kernel at the same single position is not diagnosed at all (it passes).
+  const std::vector<std::int64_t> pos{300};
+  expect_pass(audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), pos, pos, "float32"), c));
+}
+
 // The same bug in a bf16 dump: the slow bands' fits are noisy (bf16 outputs), the fast ones show
 // the grid.
 TEST(Diagnose, InvFreqInBf16Bf16Dump) {

@@ -56,8 +56,10 @@ ropecheck_capture_case(vllm_fp32_cache_bf16 0=cos_sin_low_precision,1,2 --toy vl
 
 # inv_freq rounded to bf16 (model.to(torch.bfloat16) does that to the buffer): named on the prefill
 # (dense positions 0..299: every angle is within 0.1 rad of the claim, so the judge asks the frequency
-# fit after the cos/sin classes); a decode step's one position fails without a class fitting.
-ropecheck_capture_case(hf_fp32_inv_freq_bf16 0=inv_freq_low_precision,1,2 --toy hf --dtype float32 --bug inv_freq_bf16)
+# fit before the cos/sin classes) and on each decode step (one position: every angle within the fp32
+# drift bound of p * bf16(theta_i), none of the claim's).
+ropecheck_capture_case(hf_fp32_inv_freq_bf16 0=inv_freq_low_precision,1=inv_freq_low_precision,2=inv_freq_low_precision
+                       --toy hf --dtype float32 --bug inv_freq_bf16)
 
 # The wrapper's unit tests (restoring, bit-identical outputs, errors, index.json, limits).
 add_test(NAME torch.capture.unit COMMAND ${ROPECHECK_TORCH_PYTHON} ${_rc_capture_dir}/test_capture.py -v)

@@ -69,8 +69,8 @@ void diagnose(const context& c, const pairing& P) {
     const frequency_evidence f = pass_frequencies(c, e);
     if (!f.named && f.max_rel <= 1e-3) drift_after_frequencies(c, e, f);
   }
-  if (pos.explain && !pos.named && !pass_cos_sin(c, e, m_med, pos) && c.v.findings.empty() &&
-      !pass_angle_precision(c, e) && !pass_frequencies(c, e, frequency_mode::named_only).named)
+  if (pos.explain && !pos.named && !pass_frequencies(c, e, frequency_mode::named_only).named &&
+      !pass_cos_sin(c, e, m_med, pos) && c.v.findings.empty() && !pass_angle_precision(c, e))
     drift_after_cos_sin(c, e);
 }
 
