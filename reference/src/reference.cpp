@@ -81,9 +81,8 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
         reject("low_freq_factor must be finite and > 0");
       if (!finite(c.high_freq_factor) || c.high_freq_factor <= 0.0)
         reject("high_freq_factor must be finite and > 0");
-      // The smooth band divides by (high_freq_factor - low_freq_factor).
-      if (c.high_freq_factor == c.low_freq_factor)
-        reject("high_freq_factor must differ from low_freq_factor");
+      // The smooth band divides by (high_freq_factor - low_freq_factor); equal factors leave it empty.
+      if (c.high_freq_factor < c.low_freq_factor) reject("high_freq_factor must be >= low_freq_factor");
       break;
     case scaling_kind::longrope: {
       const auto bands = static_cast<std::size_t>(c.bands());
@@ -287,6 +286,7 @@ schedule evaluate_schedule(const rope_config& c, std::int64_t seq_len, mpfr_prec
           mpfr_div_d(f, f, c.factor, MPFR_RNDN);
           continue;
         }
+        if (c.high_freq_factor == c.low_freq_factor) continue;  // no smooth band: wavelen == L0 / low, kept
         mpfr_si_div(smooth, L0, wavelen, MPFR_RNDN);
         mpfr_sub_d(smooth, smooth, c.low_freq_factor, MPFR_RNDN);
         mpfr_set_d(t, c.high_freq_factor, MPFR_RNDN);
