@@ -55,6 +55,9 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
            "), got " + std::to_string(c.rotary_dim));
   if (!finite(c.base) || c.base <= 1.0) reject("base (rope_theta) must be finite and > 1");
   if (seq_len < 0) reject("seq_len must be >= 0 (0 = not given)");
+  if (c.outputs == output_order::half_split)
+    reject("outputs half_split (DeepSeek's rope_interleave) is not modelled: the reference rotates in place; map the "
+           "outputs back to the input's order first (as the judge does, tools/judge/src/output_order.cpp)");
   if (c.scaling == scaling_kind::none) return;  // factor and the rest are unused
   if (!finite(c.factor) || c.factor <= 0.0) reject("factor must be finite and > 0");
   if (c.max_position_embeddings <= 0) reject("max_position_embeddings must be positive");

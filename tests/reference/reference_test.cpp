@@ -671,3 +671,23 @@ TEST(Reference, Llama3WithEqualFreqFactorsKeepsOrDividesEachBand) {
   EXPECT_GT(divided, 0);
 }
 }  // namespace
+
+namespace {
+// DeepSeek's rope_interleave writes its outputs half-split; the reference rotates in place, so it
+// refuses such a claim and says what to do (the judge maps y back, tools/judge/src/output_order.cpp).
+TEST(Reference, HalfSplitOutputsAreRefusedWithTheReason) {
+  rope_config c = llama3_8b();
+  c.pair_layout = ropecheck::layout::interleaved;
+  c.outputs = ropecheck::output_order::half_split;
+  try {
+    const rope_reference r(c, 1);
+    ADD_FAILURE() << "a half-split output order was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("outputs half_split (DeepSeek's rope_interleave) is not modelled"),
+              std::string::npos)
+        << e.what();
+  }
+  c.outputs = ropecheck::output_order::in_place;  // the same pairs in place: accepted
+  EXPECT_NO_THROW((void)rope_reference(c, 1));
+}
+}  // namespace
