@@ -108,7 +108,7 @@ struct convention_flags {
   std::string config_path, preset;
   std::optional<int> head_dim, rotary_dim;
   std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
-  std::optional<std::string> scaling, layout_name;
+  std::optional<std::string> scaling, layout_name, outputs_name;
   std::optional<std::int64_t> max_pe, orig_pe;
   std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
 
@@ -127,6 +127,9 @@ struct convention_flags {
     app->add_option("--scaling", scaling, "default, linear, ntk, dynamic, yarn, llama3 (longrope needs --config)");
     app->add_option("--factor", factor, "scaling factor s");
     app->add_option("--layout", layout_name, "half_split (GPT-NeoX/HF) or interleaved (GPT-J/Meta/ggml NORM)");
+    app->add_option("--outputs", outputs_name,
+                    "in_place, or half_split (DeepSeek-V3's rope_interleave writes pair i to (i, i + r/2); engines "
+                    "that rotate the same pairs in place, e.g. vLLM's is_neox_style=False, claim in_place)");
     app->add_option("--max-position-embeddings", max_pe, "the config's max_position_embeddings");
     app->add_option("--original-max-position-embeddings", orig_pe, "pre-training length (YaRN, Llama-3, LongRoPE)");
     app->add_option("--beta-fast", beta_fast, "YaRN beta_fast");
@@ -136,7 +139,7 @@ struct convention_flags {
   }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
-           scaling || layout_name || max_pe || orig_pe;
+           scaling || layout_name || outputs_name || max_pe || orig_pe;
   }
   // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
   // name describes where it came from.
@@ -189,9 +192,14 @@ struct convention_flags {
     if (layout_name) {
       if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;
       else if (*layout_name == "interleaved") cfg.pair_layout = layout::interleaved;
+      else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
       // Half-split outputs (DeepSeek's rope_interleave) exist only for interleaved pairs.
       if (cfg.pair_layout != layout::interleaved) cfg.outputs = output_order::in_place;
-      else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
+    }
+    if (outputs_name) {
+      if (*outputs_name == "in_place") cfg.outputs = output_order::in_place;
+      else if (*outputs_name == "half_split") cfg.outputs = output_order::half_split;
+      else throw std::invalid_argument("--outputs: '" + *outputs_name + "' is neither in_place nor half_split");
     }
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field

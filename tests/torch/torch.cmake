@@ -96,6 +96,11 @@ ropecheck_torch_case(deepseek_fp32 0 - --impl deepseek --dtype float32 --head-di
 ropecheck_torch_case(deepseek_bf16 0 - --impl deepseek --dtype bfloat16 --head-dim 64 --base 10000)
 ropecheck_torch_case(deepseek_fp32_outputs_in_place 1 layout_swapped --impl deepseek --dtype float32 --head-dim 64
                      --base 10000 --bug outputs_in_place)
+# The same in-place kernel claimed with outputs in place (as vLLM's DeepSeek rotates): it passes.
+set(ROPECHECK_TORCH_AUDIT_ARGS "--outputs in_place")
+ropecheck_torch_case(deepseek_fp32_outputs_in_place_claimed_in_place 0 - --impl deepseek --dtype float32 --head-dim 64
+                     --base 10000 --bug outputs_in_place)
+unset(ROPECHECK_TORCH_AUDIT_ARGS)
 # A correct GLM-4 dump judged with a Llama-style claim (its config.json with --layout half_split).
 set(ROPECHECK_TORCH_AUDIT_ARGS "--layout half_split")
 ropecheck_torch_case(glm_fp32_llama_claim 1 layout_swapped --impl glm --dtype float32 --rotary-fraction 0.5 --base 10000)

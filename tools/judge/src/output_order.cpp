@@ -56,7 +56,9 @@ verdict audit_half_split_outputs(const dump& d, const rope_config& claimed, cons
        "outputs are in the input's (interleaved) coordinate order, where rope_interleave writes them half-split "
        "(pair i to coordinates (i, i + " + std::to_string(claimed.rotary_dim / 2) +
            ")): y judged unmapped passes as an interleaved in-place rotation, worst error/allowance " +
-           std::to_string(unmapped.worst_ratio),
+           std::to_string(unmapped.worst_ratio) +
+           " (attention scores are the same either way: an engine that rotates these pairs in place, as vLLM's "
+           "DeepSeek with is_neox_style=False does, is claimed with outputs in_place, e.g. `--outputs in_place`)",
        0.95});
   return unmapped;
 }
