@@ -427,8 +427,13 @@ TEST(Validate, RejectsWhatNoRuleCanEvaluateNamingTheField) {
   c = with(scaling_kind::llama3, 8.0);
   expect_field(c, "original_max_position_embeddings");
   c.original_max_position_embeddings = 8192;
-  c.high_freq_factor = 1.0;
+  c.high_freq_factor = 0.5;  // below low_freq_factor 1
   expect_field(c, "high_freq_factor");
+  // At equality (Llama 4 Scout: low = high = 1) there is no smooth band; every rule evaluates it.
+  c.high_freq_factor = c.low_freq_factor;
+  EXPECT_NO_THROW(validate(c));
+  for (const double f : compute_frequencies<double>(c).inv_freq) EXPECT_TRUE(std::isfinite(f));
+  for (const float f : hf_frequencies_fp32(c).inv_freq) EXPECT_TRUE(std::isfinite(f));
   c = with(scaling_kind::longrope, 1.0);
   c.short_factor.assign(63, 1.0);
   c.long_factor.assign(64, 1.0);

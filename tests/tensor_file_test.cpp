@@ -521,3 +521,23 @@ TEST(TensorFileEmpty, ZeroElementTensorsOfEveryFloatDtypeReadAsEmpty) {
 }
 }  // namespace
 }  // namespace ropecheck::audit
+
+namespace {
+using ropecheck::audit::read_safetensors_metadata;
+// The header's __metadata__ (the dump's "layer" is read from it by `ropecheck audit`): string
+// values kept, other values and a missing object give nothing, the tensors are not read.
+TEST_F(TensorFile, SafetensorsMetadataIsReadFromTheHeaderAlone) {
+  const std::string data = le32s({1});
+  const auto with = write("with.safetensors",
+                          safetensors_bytes(R"({"__metadata__":{"layer":"5","impl":"hf"},"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
+  const auto meta = read_safetensors_metadata(with);
+  ASSERT_EQ(meta.size(), 2u);
+  EXPECT_EQ(meta.at("layer"), "5");
+  EXPECT_EQ(meta.at("impl"), "hf");
+  const auto without = write("without.safetensors",
+                             safetensors_bytes(R"({"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
+  EXPECT_TRUE(read_safetensors_metadata(without).empty());
+  const auto not_object = write("bad.safetensors", safetensors_bytes("[1]", data));
+  expect_input_error([&] { (void)read_safetensors_metadata(not_object); }, not_object, "not a JSON object");
+}
+}  // namespace

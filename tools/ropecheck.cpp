@@ -79,15 +79,44 @@ class progress_bar {
   int last_decile_ = 0;
 };
 
+// The convention of one decoder layer of a parsed config (the primary one when no layer is asked
+// for), with a note saying which layer and type it is.
+rope_config config_for_layer(const hf_config_parse& parsed, std::optional<int> layer, const char* from,
+                             std::vector<std::string>* notes) {
+  auto say = [&](const std::string& n) {
+    if (notes) notes->push_back(n);
+  };
+  if (!layer) {
+    if (!parsed.layers.empty())
+      say("per-layer config: checked against the primary convention (full_attention layers); --layer N selects a layer");
+    return parsed.config;
+  }
+  std::string type;
+  try {
+    const rope_config c = layer_convention(parsed, *layer, &type);
+    say("layer " + std::to_string(*layer) + " (" + type + ", from " + from + "): its convention is checked");
+    return c;
+  } catch (const std::out_of_range& e) {
+    throw std::invalid_argument(std::string(from) + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(from) + ": " + e.what());
+  }
+}
+
 // The convention flags both subcommands take (applied on top of --config/--preset).
 struct convention_flags {
   std::string config_path, preset;
   std::optional<int> head_dim, rotary_dim;
   std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
-  std::optional<std::string> scaling, layout_name;
+  std::optional<std::string> scaling, layout_name, outputs_name;
   std::optional<std::int64_t> max_pe, orig_pe;
+  std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
 
   void add_to(CLI::App* app) {
+    app->add_option("--layer", layer,
+                    "decoder layer whose convention --config gives (per-layer configs: Gemma 3 local/global, "
+                    "Llama 4 NoPE layers); audit default: the dump's __metadata__ \"layer\"")
+        ->check(CLI::Range(0, 1 << 20));
     app->add_option("--config", config_path, "HF config.json to read the rope fields from (v4 or v5)")
         ->check(CLI::ExistingFile);
     app->add_option("--preset", preset, "a built-in model convention: " + preset_names());
@@ -98,6 +127,9 @@ struct convention_flags {
     app->add_option("--scaling", scaling, "default, linear, ntk, dynamic, yarn, llama3 (longrope needs --config)");
     app->add_option("--factor", factor, "scaling factor s");
     app->add_option("--layout", layout_name, "half_split (GPT-NeoX/HF) or interleaved (GPT-J/Meta/ggml NORM)");
+    app->add_option("--outputs", outputs_name,
+                    "in_place, or half_split (DeepSeek-V3's rope_interleave writes pair i to (i, i + r/2); engines "
+                    "that rotate the same pairs in place, e.g. vLLM's is_neox_style=False, claim in_place)");
     app->add_option("--max-position-embeddings", max_pe, "the config's max_position_embeddings");
     app->add_option("--original-max-position-embeddings", orig_pe, "pre-training length (YaRN, Llama-3, LongRoPE)");
     app->add_option("--beta-fast", beta_fast, "YaRN beta_fast");
@@ -107,15 +139,21 @@ struct convention_flags {
   }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
-           scaling || layout_name || max_pe || orig_pe;
+           scaling || layout_name || outputs_name || max_pe || orig_pe;
   }
   // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
   // name describes where it came from.
-  rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {}) const {
+  // notes receives what the config parser decided (hf_config_parse::notes) and the layer used;
+  // dump_layer is the layer a dump says it came from (used when --layer is not given).
+  rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {},
+                      std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {}) const {
     if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
+    if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     rope_config cfg;
     if (!config_path.empty()) {
-      cfg = load_hf_config(config_path);
+      const hf_config_parse parsed = load_hf_config_with_notes(config_path);
+      cfg = config_for_layer(parsed, layer ? layer : dump_layer, layer ? "--layer" : "the dump's metadata", notes);
+      if (notes) notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
       name = config_path;
     } else if (!preset.empty() || !fallback) {
       const std::string p = preset.empty() ? "llama3-8b" : preset;
@@ -155,6 +193,13 @@ struct convention_flags {
       if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;
       else if (*layout_name == "interleaved") cfg.pair_layout = layout::interleaved;
       else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
+      // Half-split outputs (DeepSeek's rope_interleave) exist only for interleaved pairs.
+      if (cfg.pair_layout != layout::interleaved) cfg.outputs = output_order::in_place;
+    }
+    if (outputs_name) {
+      if (*outputs_name == "in_place") cfg.outputs = output_order::in_place;
+      else if (*outputs_name == "half_split") cfg.outputs = output_order::half_split;
+      else throw std::invalid_argument("--outputs: '" + *outputs_name + "' is neither in_place nor half_split");
     }
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field
@@ -291,7 +336,21 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   rope_config fallback;
   fallback.head_dim = fallback.rotary_dim = in.d.head_dim;
   std::string claimed_from;
-  const rope_config claimed = claim.resolve(claimed_from, fallback);
+  std::optional<int> dump_layer;
+  if (in.format == "safetensors") {
+    const auto meta = audit::read_safetensors_metadata(af.dump);
+    if (const auto it = meta.find("layer"); it != meta.end()) {
+      try {
+        std::size_t used = 0;
+        dump_layer = std::stoi(it->second, &used);
+        if (used != it->second.size() || *dump_layer < 0) throw std::invalid_argument("not a layer index");
+      } catch (const std::exception&) {
+        throw usage_error(af.dump + ": __metadata__ \"layer\" is \"" + it->second + "\", not a layer index");
+      }
+      if (claim.config_path.empty()) notes.push_back("the dump says it is layer " + it->second + " (no config.json to read per layer)");
+    }
+  }
+  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer);
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
@@ -322,7 +381,10 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.strict = af.strict;
   r.notes = notes;
   r.v = audit::audit(in.d, claimed, o);
-  r.evidence = audit::check_caches(in, claimed, r.seq_len);
+  // The caches do not depend on where the outputs are written (DeepSeek's half-split order).
+  rope_config cache_claim = claimed;
+  cache_claim.outputs = output_order::in_place;
+  r.evidence = audit::check_caches(in, cache_claim, r.seq_len);
   const auto t2 = clock::now();
   r.seconds_read = std::chrono::duration<double>(t1 - t0).count();
   r.seconds_audit = std::chrono::duration<double>(t2 - t1).count();
@@ -432,8 +494,15 @@ int main(int argc, char** argv) {
                     i.in_default_set ? "" : " (not in the default set)");
       return 0;
     }
-    const rope_config cfg = rep_conv.resolve(req.config_name);
+    std::vector<std::string> notes;
+    rope_config cfg = rep_conv.resolve(req.config_name, {}, &notes);
+    if (cfg.outputs == output_order::half_split) {
+      cfg.outputs = output_order::in_place;
+      notes.push_back("outputs half_split (rope_interleave): the report measures the rotation in the input's order; "
+                      "where the outputs are written does not change their precision");
+    }
     req.config = cfg;
+    req.config_notes = notes;
     if (req.max_position == 0) req.max_position = std::max<std::int64_t>(cfg.max_position_embeddings, std::int64_t{1} << 17);
     req.implementations = impls;
     req.judge = !no_judge;
@@ -445,6 +514,7 @@ int main(int argc, char** argv) {
     wo.plots = !no_plots;
     const auto written = report::write_report(result, out, wo);
     print_summary(result, written);
+    for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "ropecheck: " << e.what() << '\n';

@@ -55,6 +55,9 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
            "), got " + std::to_string(c.rotary_dim));
   if (!finite(c.base) || c.base <= 1.0) reject("base (rope_theta) must be finite and > 1");
   if (seq_len < 0) reject("seq_len must be >= 0 (0 = not given)");
+  if (c.outputs == output_order::half_split)
+    reject("outputs half_split (DeepSeek's rope_interleave) is not modelled: the reference rotates in place; map the "
+           "outputs back to the input's order first (as the judge does, tools/judge/src/output_order.cpp)");
   if (c.scaling == scaling_kind::none) return;  // factor and the rest are unused
   if (!finite(c.factor) || c.factor <= 0.0) reject("factor must be finite and > 0");
   if (c.max_position_embeddings <= 0) reject("max_position_embeddings must be positive");
@@ -81,9 +84,8 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
         reject("low_freq_factor must be finite and > 0");
       if (!finite(c.high_freq_factor) || c.high_freq_factor <= 0.0)
         reject("high_freq_factor must be finite and > 0");
-      // The smooth band divides by (high_freq_factor - low_freq_factor).
-      if (c.high_freq_factor == c.low_freq_factor)
-        reject("high_freq_factor must differ from low_freq_factor");
+      // The smooth band divides by (high_freq_factor - low_freq_factor); equal factors leave it empty.
+      if (c.high_freq_factor < c.low_freq_factor) reject("high_freq_factor must be >= low_freq_factor");
       break;
     case scaling_kind::longrope: {
       const auto bands = static_cast<std::size_t>(c.bands());
@@ -287,6 +289,7 @@ schedule evaluate_schedule(const rope_config& c, std::int64_t seq_len, mpfr_prec
           mpfr_div_d(f, f, c.factor, MPFR_RNDN);
           continue;
         }
+        if (c.high_freq_factor == c.low_freq_factor) continue;  // no smooth band: wavelen == L0 / low, kept
         mpfr_si_div(smooth, L0, wavelen, MPFR_RNDN);
         mpfr_sub_d(smooth, smooth, c.low_freq_factor, MPFR_RNDN);
         mpfr_set_d(t, c.high_freq_factor, MPFR_RNDN);

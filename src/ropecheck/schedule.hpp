@@ -154,8 +154,10 @@ constexpr void validate(const rope_config& cfg) {
         invalid_config("original_max_position_embeddings", "llama3 needs the pre-training length (got none)");
       if (!std::isfinite(cfg.low_freq_factor) || !(cfg.low_freq_factor > 0.0))
         invalid_config("low_freq_factor", "must be finite and > 0, got " + num(cfg.low_freq_factor));
-      if (!std::isfinite(cfg.high_freq_factor) || !(cfg.high_freq_factor > cfg.low_freq_factor))
-        invalid_config("high_freq_factor", "must be finite and > low_freq_factor (" + num(cfg.low_freq_factor) +
+      // Equal factors leave no smooth band (Llama 4 Scout ships low = high = 1; HF's
+      // _compute_llama3_parameters accepts it: its medium-band mask is then empty).
+      if (!std::isfinite(cfg.high_freq_factor) || !(cfg.high_freq_factor >= cfg.low_freq_factor))
+        invalid_config("high_freq_factor", "must be finite and >= low_freq_factor (" + num(cfg.low_freq_factor) +
                                                "), got " + num(cfg.high_freq_factor));
       break;
     case scaling_kind::longrope: {
@@ -319,7 +321,8 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
         } else if (wavelen > low_wavelen) {
           f[static_cast<std::size_t>(i)] = x / s;  // low-frequency band: interpolated like linear
         } else {
-          const T smooth = (L0 / wavelen - lo) / (hi - lo);
+          // lo == hi: only wavelen == L0 / lo lands here; no smooth band, the band is kept.
+          const T smooth = hi == lo ? T(1) : (L0 / wavelen - lo) / (hi - lo);
           f[static_cast<std::size_t>(i)] = (T(1) - smooth) * x / s + smooth * x;
         }
       }

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -558,7 +559,7 @@ TEST(Config, RejectsWhatNoRuleCanEvaluate) {
   rope_config l3 = llama3_8b();
   l3.original_max_position_embeddings = 0; rejects(l3);
   l3 = llama3_8b();
-  l3.high_freq_factor = l3.low_freq_factor; rejects(l3);
+  l3.high_freq_factor = 0.5 * l3.low_freq_factor; rejects(l3);  // equal is Llama 4 Scout's (below)
   rope_config lr = longrope_config();
   lr.short_factor.pop_back(); rejects(lr);
   lr = longrope_config();
@@ -640,4 +641,53 @@ TEST(CosSinOfAngle, MatchesPublishedDigitsAndTheDirectPath) {
   EXPECT_THROW((void)cos_sin_of_angle(1.0, 20), std::invalid_argument);
 }
 
+}  // namespace
+
+namespace {
+// Llama 4 Scout ships low_freq_factor == high_freq_factor == 1: no smooth band, each band either
+// kept (wavelength below L0) or divided by the factor (above), as HF's medium-band mask is empty.
+TEST(Reference, Llama3WithEqualFreqFactorsKeepsOrDividesEachBand) {
+  rope_config c = llama3_8b();
+  c.low_freq_factor = c.high_freq_factor = 1.0;
+  c.factor = 16.0;
+  const rope_reference with(c, 1);
+  rope_config plain = c;
+  plain.scaling = scaling_kind::none;
+  const rope_reference without(plain, 1);
+  int kept = 0, divided = 0;
+  for (int i = 0; i < c.bands(); ++i) {
+    const double f = with.inv_freq(i).hi;
+    const double f0 = without.inv_freq(i).hi;  // /16 below is exact: a power of two
+    const double wavelen = 2 * std::numbers::pi / f0;
+    if (wavelen < static_cast<double>(c.original_max_position_embeddings)) {
+      EXPECT_EQ(f, f0) << "band " << i;
+      ++kept;
+    } else {
+      EXPECT_EQ(f, f0 / 16.0) << "band " << i;
+      ++divided;
+    }
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(divided, 0);
+}
+}  // namespace
+
+namespace {
+// DeepSeek's rope_interleave writes its outputs half-split; the reference rotates in place, so it
+// refuses such a claim and says what to do (the judge maps y back, tools/judge/src/output_order.cpp).
+TEST(Reference, HalfSplitOutputsAreRefusedWithTheReason) {
+  rope_config c = llama3_8b();
+  c.pair_layout = ropecheck::layout::interleaved;
+  c.outputs = ropecheck::output_order::half_split;
+  try {
+    const rope_reference r(c, 1);
+    ADD_FAILURE() << "a half-split output order was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("outputs half_split (DeepSeek's rope_interleave) is not modelled"),
+              std::string::npos)
+        << e.what();
+  }
+  c.outputs = ropecheck::output_order::in_place;  // the same pairs in place: accepted
+  EXPECT_NO_THROW((void)rope_reference(c, 1));
+}
 }  // namespace

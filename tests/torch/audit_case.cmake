@@ -1,6 +1,7 @@
 # tests/torch/audit_case.cmake — one end-to-end case of the torch label (see torch.cmake):
 #   cmake -DPYTHON=/usr/bin/python3 -DSCRIPT=tools/dump/torch_rope_dump.py -DROPECHECK=<ropecheck>
 #         -DDIR=<case folder> -DDUMP_ARGS="<dump options>" -DEXPECT_EXIT=<0|1|2> [-DEXPECT_CLASS=<bug class>]
+#         [-DAUDIT_ARGS="<convention flags added to the audit>"] [-DCONFIG=<config.json to claim instead>]
 #         -P audit_case.cmake
 # Dumps the implementation into DIR, runs `ropecheck audit DIR/dump.safetensors (or DIR/dump for
 # --format npy) --config DIR/config.json --json DIR/verdict.json`, and passes only when the exit code
@@ -45,7 +46,13 @@ endif()
 message(STATUS "dump: ${shown_dump}\n${out}${err}")
 
 # 2. The audit.
-set(audit_cmd "${ROPECHECK}" audit "${dump}" --config "${DIR}/config.json" --json "${DIR}/verdict.json")
+# AUDIT_ARGS (optional): convention flags on top of the config.json, e.g. another claim's layout.
+separate_arguments(audit_args UNIX_COMMAND "${AUDIT_ARGS}")
+# CONFIG (optional): the claim's config.json instead of the one the script wrote (a per-layer one).
+if(NOT CONFIG)
+  set(CONFIG "${DIR}/config.json")
+endif()
+set(audit_cmd "${ROPECHECK}" audit "${dump}" --config "${CONFIG}" ${audit_args} --json "${DIR}/verdict.json")
 string(JOIN " " shown_audit ${audit_cmd})
 execute_process(COMMAND ${audit_cmd} RESULT_VARIABLE arc OUTPUT_VARIABLE aout ERROR_VARIABLE aerr)
 file(WRITE "${DIR}/audit.txt" "${aout}${aerr}")

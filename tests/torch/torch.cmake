@@ -37,6 +37,8 @@ function(ropecheck_torch_case name expect_exit expect_class)
                    "-DDUMP_ARGS=${dump_args}"
                    -DEXPECT_EXIT=${expect_exit}
                    -DEXPECT_CLASS=${expect_class}
+                   "-DAUDIT_ARGS=${ROPECHECK_TORCH_AUDIT_ARGS}"
+                   "-DCONFIG=${ROPECHECK_TORCH_CONFIG}"
                    -P ${_rc_torch_case})
   set_tests_properties(torch.${name} PROPERTIES LABELS torch TIMEOUT 300)
 endfunction()
@@ -84,4 +86,31 @@ ropecheck_torch_case(meta_fp32_wrong_base 1 base_wrong --impl meta --dtype float
 ropecheck_torch_case(hf_bf16_inv_freq_bf16 1 inv_freq_low_precision --impl hf --dtype bfloat16 --bug inv_freq_bf16)
 # A KV cache dump (x raw keys, y cached keys, positions as the engine claims): decode keys off by one.
 ropecheck_torch_case(hf_fp32_kv_decode_off_by_one 1 positions_wrong --impl hf --dtype float32 --bug kv_decode_off_by_one)
+
+# Architectures whose layout comes from config.json's model_type (src/ropecheck/architectures.hpp):
+# GLM-4's interleaved partial rotary and DeepSeek-V3's rope_interleave (interleaved in, half-split out),
+# each audited with the config.json the script writes (model_type, no ropecheck_layout).
+ropecheck_torch_case(glm_fp32 0 - --impl glm --dtype float32 --rotary-fraction 0.5 --base 10000)
+ropecheck_torch_case(glm_bf16 0 - --impl glm --dtype bfloat16 --rotary-fraction 0.5 --base 10000)
+ropecheck_torch_case(deepseek_fp32 0 - --impl deepseek --dtype float32 --head-dim 64 --base 10000)
+ropecheck_torch_case(deepseek_bf16 0 - --impl deepseek --dtype bfloat16 --head-dim 64 --base 10000)
+ropecheck_torch_case(deepseek_fp32_outputs_in_place 1 layout_swapped --impl deepseek --dtype float32 --head-dim 64
+                     --base 10000 --bug outputs_in_place)
+# The same in-place kernel claimed with outputs in place (as vLLM's DeepSeek rotates): it passes.
+set(ROPECHECK_TORCH_AUDIT_ARGS "--outputs in_place")
+ropecheck_torch_case(deepseek_fp32_outputs_in_place_claimed_in_place 0 - --impl deepseek --dtype float32 --head-dim 64
+                     --base 10000 --bug outputs_in_place)
+unset(ROPECHECK_TORCH_AUDIT_ARGS)
+# A correct GLM-4 dump judged with a Llama-style claim (its config.json with --layout half_split).
+set(ROPECHECK_TORCH_AUDIT_ARGS "--layout half_split")
+ropecheck_torch_case(glm_fp32_llama_claim 1 layout_swapped --impl glm --dtype float32 --rotary-fraction 0.5 --base 10000)
+unset(ROPECHECK_TORCH_AUDIT_ARGS)
+# A dump that says (__metadata__ "layer") which Gemma 3 layer it is, audited with Gemma 3's own
+# per-layer config.json: layer 0 is a sliding layer (base 10000, no scaling), layer 5 a global one
+# (base 1e6, linear 8), so the same local-layer kernel passes as layer 0 and fails as layer 5.
+set(ROPECHECK_TORCH_CONFIG ${PROJECT_SOURCE_DIR}/tests/data/configs/gemma3_4b.json)
+ropecheck_torch_case(hf_gemma3_local_layer_from_metadata 0 - --impl hf --dtype float32 --head-dim 256 --base 10000 --layer 0)
+ropecheck_torch_case(hf_gemma3_local_kernel_as_global_layer 1 - --impl hf --dtype float32 --head-dim 256 --base 10000 --layer 5)
+unset(ROPECHECK_TORCH_CONFIG)
+
 include(${CMAKE_CURRENT_LIST_DIR}/capture.cmake)

@@ -366,6 +366,22 @@ std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path
   return parse_safetensors(bytes.span(), path);
 }
 
+std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path) {
+  const file_bytes bytes = read_file(path);
+  const byte_view f(bytes.span(), path);
+  const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
+  if (header_len > max_header_bytes || header_len > f.size() - 8) f.fail("header length " + std::to_string(header_len) + " is absurd");
+  const auto header_bytes = f.read(8, header_len, "the JSON header");
+  const json header = json::parse(header_bytes.begin(), header_bytes.end(), nullptr, /*allow_exceptions=*/false);
+  std::map<std::string, std::string> out;
+  if (header.is_discarded() || !header.is_object()) f.fail("header is not a JSON object");
+  const auto it = header.find("__metadata__");
+  if (it == header.end() || !it->is_object()) return out;
+  for (const auto& [k, v] : it->items())
+    if (v.is_string()) out[k] = v.get<std::string>();
+  return out;
+}
+
 std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path) {
   const byte_view f(file, path);
   const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);

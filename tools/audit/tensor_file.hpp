@@ -59,6 +59,9 @@ struct input_error : std::runtime_error {
 [[nodiscard]] std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> bytes,
                                                               const std::filesystem::path& name);
 
+// The "__metadata__" object of a safetensors file's header ({} when absent); the tensors are not read.
+[[nodiscard]] std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& file);
+
 // NumPy .npy v1.0/2.0/3.0, C order, little-endian descr '<f2' '<f4' '<f8' '<i4' '<i8', and '<u2'
 // only when declared_bf16 == dtype::bf16 (bfloat16 bit patterns saved as uint16, which is how
 // NumPy stores bf16). declared_bf16 affects '<u2' files only, so one flag can cover a directory

@@ -10,6 +10,14 @@ Implementations (written from the published formulas of the real code, run with 
   meta  Meta's llama precompute_freqs_cis + apply_rotary_emb (complex64 torch.polar cache, x.float()
         viewed as complex over interleaved pairs (2i, 2i+1), product, .type_as(x)); llama3 scaling as
         Meta's apply_scaling.
+  glm   transformers' GLM-4 (models/glm4/modeling_glm4.py apply_rotary_pos_emb): the Llama cos/sin
+        of rotary_dim = int(head_dim * partial_rotary_factor) coordinates, their first half
+        repeat_interleave(2)d, rotate_half over (x[..., 0::2], x[..., 1::2]): interleaved pairs within
+        the rotary part, the rest passed through. config.json: model_type "glm4".
+  deepseek  transformers' DeepSeek-V3 with rope_interleave (models/deepseek_v3/modeling_deepseek_v3.py
+        apply_rotary_pos_emb_interleave): q viewed [d/2, 2], transposed (de-interleaved), then
+        q*cos + rotate_half(q)*sin: interleaved pairs in, pair i written to (i, i + d/2). The whole
+        qk_rope_head_dim (= --head-dim) rotates. config.json: model_type "deepseek_v3".
 
 --bug NAME injects one known bug into the implementation; config.json always describes the CLAIMED
 (correct) convention, never the bug. Run with /usr/bin/python3 (Debian's python3-torch); stdlib,
@@ -42,6 +50,7 @@ BUGS = (
     "dynamic_ntk_not_reset",
     "scaling_missing",
     "kv_decode_off_by_one",
+    "outputs_in_place",
 )
 WRONG_BASE = 10000.0  # the base the `wrong_base` implementation uses
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -307,6 +316,57 @@ def run_hf(a, x, positions):
     return y, cos_held.contiguous(), sin_held.contiguous(), inv_freq.float().contiguous()
 
 
+def llama_cos_sin(a, positions, dtype):
+    """LlamaRotaryEmbedding.forward for the default rule: fp32 angles, cat(freqs, freqs), cast to dtype."""
+    inv_freq = hf_default_inv_freq(a.base, a.rotary_dim, a.rotary_dim)
+    position_ids = positions[None, :]
+    inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+    freqs = (inv_freq_expanded.float() @ position_ids[:, None, :].float()).transpose(1, 2)  # [1, T, rd/2]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype), inv_freq.float().contiguous()
+
+
+def run_glm(a, x, positions):
+    rd = a.rotary_dim
+    cos, sin, inv_freq = llama_cos_sin(a, positions, x.dtype)
+    cos_held, sin_held = cos[0].contiguous(), sin[0].contiguous()
+    q = x.permute(1, 0, 2)[None]  # [1, H, T, D]
+    cos_u, sin_u = cos.unsqueeze(1), sin.unsqueeze(1)
+    # Interleave them instead of the usual shape (GLM-4's apply_rotary_pos_emb)
+    cos_u = cos_u[..., : cos_u.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    sin_u = sin_u[..., : sin_u.shape[-1] // 2].repeat_interleave(2, dim=-1)
+    q_rot, q_pass = q[..., :rd], q[..., rd:]
+
+    def rotate_half_llm(t):
+        t1 = t[..., 0::2]
+        t2 = t[..., 1::2]
+        return torch.stack((-t2, t1), dim=-1).flatten(-2)
+
+    q_embed = (q_rot * cos_u) + (rotate_half_llm(q_rot) * sin_u)
+    out = torch.cat((q_embed, q_pass), dim=-1)
+    return out[0].permute(1, 0, 2).contiguous(), cos_held, sin_held, inv_freq
+
+
+def run_deepseek(a, x, positions):
+    cos, sin, inv_freq = llama_cos_sin(a, positions, x.dtype)
+    cos_held, sin_held = cos[0].contiguous(), sin[0].contiguous()
+    q = x.permute(1, 0, 2)[None]  # [1, H, T, D]
+    cos_u, sin_u = cos.unsqueeze(1), sin.unsqueeze(1)
+    b, h, s, d = q.shape
+    q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
+
+    def rotate_half(t):
+        t1 = t[..., : t.shape[-1] // 2]
+        t2 = t[..., t.shape[-1] // 2:]
+        return torch.cat((-t2, t1), dim=-1)
+
+    out = (q * cos_u) + (rotate_half(q) * sin_u)
+    if a.bug == "outputs_in_place":
+        # A kernel that rotates the interleaved pairs right but writes each back where it was read.
+        out = halfsplit_to_interleaved(out, d)
+    return out[0].permute(1, 0, 2).contiguous(), cos_held, sin_held, inv_freq
+
+
 def run_meta(a, x, positions):
     bug = a.bug
     D = a.head_dim
@@ -475,7 +535,14 @@ def claimed_config(a):
             "high_freq_factor": float(a.high_freq_factor),
             "original_max_position_embeddings": a.original_max_position_embeddings,
         }
-    if a.layout == "interleaved":
+    if a.impl == "glm":
+        # GLM-4's config.json: the layout comes from model_type (ropecheck's architecture facts).
+        cfg = {"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", **cfg}
+    elif a.impl == "deepseek":
+        # DeepSeek-V3's: the rotary head is qk_rope_head_dim; rope_interleave true.
+        cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+               "qk_rope_head_dim": cfg.pop("head_dim"), "qk_nope_head_dim": 128, "rope_interleave": True, **cfg}
+    elif a.layout == "interleaved":
         cfg["ropecheck_layout"] = "interleaved"
     return cfg
 
@@ -493,6 +560,8 @@ def canonical_command(a):
         parts += ["--low-freq-factor", repr(a.low_freq_factor), "--high-freq-factor", repr(a.high_freq_factor)]
     parts += ["--max-position-embeddings", str(a.max_position_embeddings), "--positions", a.positions,
               "--seed", str(a.seed), "--format", a.format]
+    if a.layer is not None:
+        parts += ["--layer", str(a.layer)]
     return " ".join(parts)
 
 
@@ -502,8 +571,9 @@ def canonical_command(a):
 def build_parser():
     p = argparse.ArgumentParser(
         prog="torch_rope_dump.py",
-        description="Dump a real torch RoPE implementation (HF or Meta llama) in ropecheck audit's format.")
-    p.add_argument("--impl", choices=("hf", "meta"), required=True)
+        description="Dump a real torch RoPE implementation (HF Llama, Meta llama, HF GLM-4, HF DeepSeek-V3) in "
+                    "ropecheck audit's format.")
+    p.add_argument("--impl", choices=("hf", "meta", "glm", "deepseek"), required=True)
     p.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="x/y dtype (the audited dtype)")
     p.add_argument("--bug", choices=BUGS, default="none", help="inject one known bug (config.json still claims the correct convention)")
     p.add_argument("--base", type=float, default=500000.0, help="rope_theta (default 500000)")
@@ -521,6 +591,9 @@ def build_parser():
                         "65504, 65505) or comma-separated N | A..B | A..B/N (N log-spaced)")
     p.add_argument("--seed", type=int, default=0, help="x ~ N(0,1) from torch.Generator(seed), cast to --dtype")
     p.add_argument("--format", choices=("safetensors", "npy"), default="safetensors")
+    p.add_argument("--layer", type=int, default=None,
+                   help="record __metadata__ \"layer\" (the decoder layer the dump stands for; the audit reads "
+                        "that layer's convention from a per-layer config.json)")
     p.add_argument("--out", required=True, help="output folder: dump.safetensors or dump/ (npy), and config.json")
     p.add_argument("--self-check", action="store_true",
                    help="print the max |y - y_exact| against the claimed convention in float64")
@@ -548,6 +621,15 @@ def validate(p, a):
             err("--impl meta rotates the whole head (Meta's llama has no partial rotary): --rotary-fraction must be 1")
         if a.scaling not in ("default", "llama3"):
             err(f"--impl meta supports --scaling default or llama3 (Meta's apply_scaling), not {a.scaling}")
+    if a.impl in ("glm", "deepseek"):
+        if a.scaling != "default":
+            err(f"--impl {a.impl} supports --scaling default only")
+        if a.bug not in ("none", "outputs_in_place"):
+            err(f"--impl {a.impl} supports --bug none{' or outputs_in_place' if a.impl == 'deepseek' else ''}")
+        if a.impl == "deepseek" and a.rotary_fraction != 1.0:
+            err("--impl deepseek rotates the whole qk_rope_head_dim (= --head-dim): --rotary-fraction must be 1")
+    if a.bug == "outputs_in_place" and a.impl != "deepseek":
+        err("--bug outputs_in_place needs --impl deepseek")
     # scaling parameters
     if a.factor is not None and not (a.factor > 0 and math.isfinite(a.factor)):
         err("--factor must be a finite number > 0")
@@ -616,7 +698,7 @@ def validate(p, a):
         err("--bug dynamic_ntk_not_reset needs a short dump: every position < --max-position-embeddings")
     if b in ("offset_by_one",) and a.position_list[-1] + 1 >= 2 ** 53:
         err("--bug offset_by_one: positions must stay below 2^53 - 1")
-    a.layout = "interleaved" if a.impl == "meta" else "half_split"
+    a.layout = "interleaved" if a.impl in ("meta", "glm", "deepseek") else "half_split"
 
 
 def main(argv=None):
@@ -633,10 +715,8 @@ def main(argv=None):
     x = torch.randn((T, H, D), generator=g, dtype=torch.float32).to(dtype)
 
     with torch.no_grad():
-        if a.impl == "hf":
-            y, cos, sin, inv_freq = run_hf(a, x, positions)
-        else:
-            y, cos, sin, inv_freq = run_meta(a, x, positions)
+        run = {"hf": run_hf, "meta": run_meta, "glm": run_glm, "deepseek": run_deepseek}[a.impl]
+        y, cos, sin, inv_freq = run(a, x, positions)
     assert y.dtype == dtype and y.shape == x.shape
 
     metadata = {
@@ -647,6 +727,8 @@ def main(argv=None):
         "seed": str(a.seed),
         "command": canonical_command(a),
     }
+    if a.layer is not None:
+        metadata["layer"] = str(a.layer)
     tensors = [("positions", positions), ("inv_freq", inv_freq), ("x", x), ("y", y), ("cos", cos), ("sin", sin)]
     os.makedirs(a.out, exist_ok=True)
     if a.format == "safetensors":
@@ -664,6 +746,8 @@ def main(argv=None):
 
     if a.self_check:
         y_exact = exact_rotation(a, x, positions)
+        if a.impl == "deepseek":
+            y_exact = interleaved_to_halfsplit(y_exact, a.rotary_dim)  # rope_interleave's output order
         diff = (y.to(torch.float64) - y_exact).abs()
         t_idx = int(diff.amax(dim=(1, 2)).argmax())
         small = positions < 64

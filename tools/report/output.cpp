@@ -105,7 +105,7 @@ std::string heat_csv(const implementation_series& series) {
 //                            mscale_all_dim, low_freq_factor, high_freq_factor, short_factor,
 //                            long_factor}, train_length, eval_length, max_position, exhaustive,
 //                            implementations, seed, angle_threshold_rad,
-//                            position_threshold_tokens }
+//                            position_threshold_tokens, config_notes }
 //   attention_factor
 //   bands                  number of bands (the table is data/bands.csv)
 //   passes                 true when every implementation passes (the judge's verdict when it ran)
@@ -148,6 +148,7 @@ std::string summary_json(const report_result& r, const write_options& /*options:
   req["seed"] = q.seed;
   req["angle_threshold_rad"] = q.angle_threshold_rad;
   req["position_threshold_tokens"] = q.position_threshold_tokens;
+  req["config_notes"] = q.config_notes;
   j["request"] = std::move(req);
   j["attention_factor"] = r.attention_factor;
   j["bands"] = r.bands.size();

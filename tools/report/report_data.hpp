@@ -28,6 +28,8 @@ struct report_request {
   double angle_threshold_rad = 1e-3;          // verdict: first position above this angle error
   double position_threshold_tokens = 0.5;     // verdict: first position with a band off by this many tokens
   bool judge = true;                // the judge's verdict per implementation (strategy_outputs.hpp)
+  // What reading the config.json decided (hf_config_parse::notes: facts of the model type, the layer).
+  std::vector<std::string> config_notes;
 };
 
 // One row of the band table.

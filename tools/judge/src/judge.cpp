@@ -29,6 +29,7 @@
 
 #include "evidence.hpp"
 #include "judging.hpp"
+#include "output_order.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::audit {
@@ -78,6 +79,8 @@ void diagnose(const context& c, const pairing& P) {
 
 verdict audit(const dump& full, const rope_config& claimed, const audit_options& opt) {
   check_dump(full, claimed, opt);
+  // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
+  if (claimed.outputs == output_order::half_split) return audit_half_split_outputs(full, claimed, opt);
   // The allowance for exact angles (the flat override is applied in the judging, where both
   // references need it).
   const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
