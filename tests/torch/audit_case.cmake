@@ -45,7 +45,14 @@ endif()
 message(STATUS "dump: ${shown_dump}\n${out}${err}")
 
 # 2. The audit.
-set(audit_cmd "${ROPECHECK}" audit "${dump}" --config "${DIR}/config.json" --json "${DIR}/verdict.json")
+# CLAIM_ARGS (optional): the claim as convention flags instead of --config DIR/config.json (M-RoPE
+# cases while config.json reading of mrope_section is not there; tests/torch/mrope.cmake).
+if(DEFINED CLAIM_ARGS)
+  separate_arguments(claim UNIX_COMMAND "${CLAIM_ARGS}")
+else()
+  set(claim --config "${DIR}/config.json")
+endif()
+set(audit_cmd "${ROPECHECK}" audit "${dump}" ${claim} --json "${DIR}/verdict.json")
 string(JOIN " " shown_audit ${audit_cmd})
 execute_process(COMMAND ${audit_cmd} RESULT_VARIABLE arc OUTPUT_VARIABLE aout ERROR_VARIABLE aerr)
 file(WRITE "${DIR}/audit.txt" "${aout}${aerr}")

@@ -84,3 +84,4 @@ ropecheck_torch_case(meta_fp32_wrong_base 1 base_wrong --impl meta --dtype float
 ropecheck_torch_case(hf_bf16_inv_freq_bf16 1 inv_freq_low_precision --impl hf --dtype bfloat16 --bug inv_freq_bf16)
 # A KV cache dump (x raw keys, y cached keys, positions as the engine claims): decode keys off by one.
 ropecheck_torch_case(hf_fp32_kv_decode_off_by_one 1 positions_wrong --impl hf --dtype float32 --bug kv_decode_off_by_one)
+include(${CMAKE_CURRENT_LIST_DIR}/mrope.cmake)  # M-RoPE (tools/dump/torch_mrope_dump.py)
