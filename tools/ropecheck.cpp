@@ -196,6 +196,7 @@ void print_summary(const report::report_result& r, const report::written_report&
               q.config_name.c_str(), q.config.head_dim, q.config.rotary_dim, q.config.base,
               std::string(to_string(q.config.scaling)).c_str(), std::string(to_string(q.config.pair_layout)).c_str(),
               r.attention_factor);
+  if (const std::string m = report::mrope_statement(q.config); !m.empty()) std::printf("%s\n", m.c_str());
   std::printf("positions 0..%lld%s, reference %s\n\n", static_cast<long long>(q.max_position),
               q.exhaustive ? " (every position)" : " (dense to 1023, log-spaced beyond, dense at regime edges)",
               r.reference_precision.c_str());
