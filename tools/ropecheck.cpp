@@ -108,7 +108,8 @@ struct convention_flags {
   std::string config_path, preset;
   std::optional<int> head_dim, rotary_dim;
   std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
-  std::optional<std::string> scaling, layout_name, outputs_name;
+  std::optional<std::string> scaling, layout_name, outputs_name, mrope;
+  std::optional<std::vector<int>> mrope_section;
   std::optional<std::int64_t> max_pe, orig_pe;
   std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
 
@@ -136,10 +137,12 @@ struct convention_flags {
     app->add_option("--beta-slow", beta_slow, "YaRN beta_slow");
     app->add_option("--low-freq-factor", low_ff, "Llama-3 low_freq_factor");
     app->add_option("--high-freq-factor", high_ff, "Llama-3 high_freq_factor");
+    app->add_option("--mrope", mrope, "M-RoPE kind: contiguous (Qwen2-VL/2.5-VL), interleaved (Qwen3-VL) or none");
+    app->add_option("--mrope-section", mrope_section, "M-RoPE bands per position row, e.g. 16,24,24")->delimiter(',');
   }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
-           scaling || layout_name || outputs_name || max_pe || orig_pe;
+           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section;
   }
   // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
   // name describes where it came from.
@@ -201,6 +204,13 @@ struct convention_flags {
       else if (*outputs_name == "half_split") cfg.outputs = output_order::half_split;
       else throw std::invalid_argument("--outputs: '" + *outputs_name + "' is neither in_place nor half_split");
     }
+    if (mrope) {
+      if (*mrope == "contiguous") cfg.mrope = mrope_kind::contiguous;
+      else if (*mrope == "interleaved") cfg.mrope = mrope_kind::interleaved;
+      else if (*mrope == "none") cfg.mrope = mrope_kind::none, cfg.mrope_section.clear();
+      else throw std::invalid_argument("--mrope: '" + *mrope + "' is none of contiguous, interleaved, none");
+    }
+    if (mrope_section) cfg.mrope_section = *mrope_section;
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field
     return cfg;
@@ -231,6 +241,7 @@ void print_summary(const report::report_result& r, const report::written_report&
               q.config_name.c_str(), q.config.head_dim, q.config.rotary_dim, q.config.base,
               std::string(to_string(q.config.scaling)).c_str(), std::string(to_string(q.config.pair_layout)).c_str(),
               r.attention_factor);
+  if (const std::string m = report::mrope_statement(q.config); !m.empty()) std::printf("%s\n", m.c_str());
   std::printf("positions 0..%lld%s, reference %s\n\n", static_cast<long long>(q.max_position),
               q.exhaustive ? " (every position)" : " (dense to 1023, log-spaced beyond, dense at regime edges)",
               r.reference_precision.c_str());
@@ -304,6 +315,36 @@ int run_plugin_audit(const audit_flags& af, const std::string& command) {
   if (af.junit) write_file(*af.junit, audit::plugin_junit(r, ROPECHECK_VERSION, command));
   if (!(af.json && *af.json == "-")) std::fputs(audit::plugin_summary(r, ROPECHECK_VERSION, command).c_str(), stdout);
   return r.exit_code;
+}
+
+// M-RoPE: the dump's position rows against the claim (exit 2 when they cannot be judged under it), and
+// the counts the output states.
+void describe_position_rows(const audit::loaded_dump& in, const rope_config& claimed, audit::audit_report& r) {
+  const auto tokens = static_cast<std::size_t>(in.d.tokens);
+  const std::size_t rows = in.d.position_rows.empty() ? 1 : in.d.position_rows.size() / tokens;
+  r.position_rows = static_cast<int>(rows);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    bool equal = true;
+    for (std::size_t k = 1; k < rows; ++k) equal = equal && in.d.position_rows[k * tokens + t] == in.d.position_rows[t];
+    ++(equal ? r.text_tokens : r.multimodal_tokens);
+  }
+  if (claimed.mrope == mrope_kind::none) {
+    if (r.multimodal_tokens > 0)
+      throw usage_error(in.source.string() + ": positions are [" + std::to_string(rows) + ", " + std::to_string(tokens) +
+                        "] and " + std::to_string(r.multimodal_tokens) +
+                        " tokens have rows that differ: the dump looks multimodal (M-RoPE) but the claim is 1-D RoPE; set "
+                        "the claim's M-RoPE fields (config.json rope_scaling {\"type\": \"mrope\", \"mrope_section\": "
+                        "[...]}, or --mrope contiguous|interleaved --mrope-section 16,24,24)");
+    return;
+  }
+  if (in.d.position_rows.empty()) {
+    r.position_rows = claimed.position_rows();
+    r.notes.push_back("positions are [tokens] under an M-RoPE claim: read as text-only tokens (every position row equal)");
+  } else if (static_cast<int>(rows) != claimed.position_rows()) {
+    throw usage_error(in.source.string() + ": positions hold " + std::to_string(rows) + " rows but the M-RoPE claim (" +
+                      std::to_string(claimed.mrope_section.size()) + " sections in mrope_section) expects [" +
+                      std::to_string(claimed.position_rows()) + ", tokens]");
+  }
 }
 
 int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
@@ -380,11 +421,14 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.claimed_from = claimed_from;
   r.strict = af.strict;
   r.notes = notes;
+  describe_position_rows(in, claimed, r);
   r.v = audit::audit(in.d, claimed, o);
-  // The caches do not depend on where the outputs are written (DeepSeek's half-split order).
+  // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens
+  // only; they do not depend on where the outputs are written (DeepSeek's half-split order).
   rope_config cache_claim = claimed;
   cache_claim.outputs = output_order::in_place;
-  r.evidence = audit::check_caches(in, cache_claim, r.seq_len);
+  if (r.multimodal_tokens == 0) r.evidence = audit::check_caches(in, cache_claim, r.seq_len);
+  else if (in.cos || in.inv_freq) r.notes.push_back("cos/sin/inv_freq not checked on their own: the dump has multimodal tokens");
   const auto t2 = clock::now();
   r.seconds_read = std::chrono::duration<double>(t1 - t0).count();
   r.seconds_audit = std::chrono::duration<double>(t2 - t1).count();

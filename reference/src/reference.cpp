@@ -376,6 +376,7 @@ struct rope_reference::impl {
   dd attention_factor_dd;
   std::vector<detail::turn_frequency> turn_freq;
   const detail::turn_table* table = nullptr;
+  std::vector<int> band_rows;  // mrope_band_rows(cfg)
 
   void check_band(int band) const {
     if (band < 0 || band >= cfg.bands())
@@ -403,6 +404,7 @@ rope_reference::rope_reference(const rope_config& cfg, std::int64_t seq_len, int
   mpfr_set(m.attention_factor, s.attention_factor, MPFR_RNDN);
   m.attention_factor_dd = to_dd(m.attention_factor);
   m.table = &detail::shared_turn_table();
+  m.band_rows = mrope_band_rows(cfg);
 }
 
 rope_reference::~rope_reference() = default;
@@ -510,24 +512,23 @@ cos_sin_dd cos_sin_of_angle(double angle, int precision_bits) {
   return {to_dd(c), to_dd(s)};
 }
 
-// y_a = af (x_a c - x_b s), y_b = af (x_a s + x_b c) in double-double with the fast-path cos/sin.
-// Error per output <= af (|x_a| + |x_b|) (2^-90 + 2^-100): the cos/sin contract plus the
-// double-double products and sum. Coordinates from rotary_dim on are copied (lo = 0).
-void rope_reference::rotate(std::int64_t pos, std::span<const double> x, std::span<dd> y) const {
-  const rope_config& c = impl_->cfg;
+namespace {
+// The rotation of one head vector with band i at position pos_of(i) (see rotate()).
+template <class PositionOf>
+void rotate_bands(const rope_reference& R, const dd& af, PositionOf pos_of, std::span<const double> x, std::span<dd> y) {
+  const rope_config& c = R.config();
   const auto n = static_cast<std::size_t>(c.head_dim);
   if (x.size() != n || y.size() != n)
     throw std::invalid_argument("ropecheck::reference::rotate: x and y must have head_dim = " +
                                 std::to_string(n) + " entries");
   const int bands = c.bands();
-  const dd af = impl_->attention_factor_dd;
   for (int i = 0; i < bands; ++i) {
     const auto [ia, ib] = c.pair_layout == layout::interleaved
                               ? std::pair<std::size_t, std::size_t>{2 * static_cast<std::size_t>(i),
                                                                     2 * static_cast<std::size_t>(i) + 1}
                               : std::pair<std::size_t, std::size_t>{static_cast<std::size_t>(i),
                                                                     static_cast<std::size_t>(i + bands)};
-    const cos_sin_dd cs = cos_sin(pos, i);
+    const cos_sin_dd cs = R.cos_sin(pos_of(i), i);
     const double xa = x[ia];
     const double xb = x[ib];
     const dd ya = detail::dd_add(detail::dd_mul(cs.cos, xa), detail::dd_neg(detail::dd_mul(cs.sin, xb)));
@@ -537,5 +538,27 @@ void rope_reference::rotate(std::int64_t pos, std::span<const double> x, std::sp
   }
   for (auto j = static_cast<std::size_t>(c.rotary_dim); j < n; ++j) y[j] = {x[j], 0.0};
 }
+}  // namespace
+
+// y_a = af (x_a c - x_b s), y_b = af (x_a s + x_b c) in double-double with the fast-path cos/sin.
+// Error per output <= af (|x_a| + |x_b|) (2^-90 + 2^-100): the cos/sin contract plus the
+// double-double products and sum. Coordinates from rotary_dim on are copied (lo = 0).
+void rope_reference::rotate(std::int64_t pos, std::span<const double> x, std::span<dd> y) const {
+  rotate_bands(*this, impl_->attention_factor_dd, [pos](int) { return pos; }, x, y);
+}
+
+void rope_reference::rotate_rows(std::span<const std::int64_t> row_positions, std::span<const double> x,
+                                 std::span<dd> y) const {
+  const auto rows = impl_->cfg.mrope == mrope_kind::none ? std::size_t{1} : impl_->cfg.mrope_section.size();
+  if (row_positions.size() != rows)
+    throw std::invalid_argument("ropecheck::reference::rotate_rows: " + std::to_string(row_positions.size()) +
+                                " position rows given, the config has " + std::to_string(rows));
+  const std::vector<int>& map = impl_->band_rows;
+  rotate_bands(
+      *this, impl_->attention_factor_dd,
+      [&](int i) { return row_positions[static_cast<std::size_t>(map[static_cast<std::size_t>(i)])]; }, x, y);
+}
+
+const std::vector<int>& rope_reference::band_rows() const noexcept { return impl_->band_rows; }
 
 }  // namespace ropecheck::reference

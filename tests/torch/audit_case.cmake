@@ -46,13 +46,19 @@ endif()
 message(STATUS "dump: ${shown_dump}\n${out}${err}")
 
 # 2. The audit.
-# AUDIT_ARGS (optional): convention flags on top of the config.json, e.g. another claim's layout.
+# AUDIT_ARGS (optional): convention flags on top of the claim, e.g. another claim's layout.
 separate_arguments(audit_args UNIX_COMMAND "${AUDIT_ARGS}")
 # CONFIG (optional): the claim's config.json instead of the one the script wrote (a per-layer one).
 if(NOT CONFIG)
   set(CONFIG "${DIR}/config.json")
 endif()
-set(audit_cmd "${ROPECHECK}" audit "${dump}" --config "${CONFIG}" ${audit_args} --json "${DIR}/verdict.json")
+# CLAIM_ARGS (optional): the claim as convention flags instead of --config.
+if(DEFINED CLAIM_ARGS)
+  separate_arguments(claim UNIX_COMMAND "${CLAIM_ARGS}")
+else()
+  set(claim --config "${CONFIG}")
+endif()
+set(audit_cmd "${ROPECHECK}" audit "${dump}" ${claim} ${audit_args} --json "${DIR}/verdict.json")
 string(JOIN " " shown_audit ${audit_cmd})
 execute_process(COMMAND ${audit_cmd} RESULT_VARIABLE arc OUTPUT_VARIABLE aout ERROR_VARIABLE aerr)
 file(WRITE "${DIR}/audit.txt" "${aout}${aerr}")

@@ -114,3 +114,4 @@ ropecheck_torch_case(hf_gemma3_local_kernel_as_global_layer 1 - --impl hf --dtyp
 unset(ROPECHECK_TORCH_CONFIG)
 
 include(${CMAKE_CURRENT_LIST_DIR}/capture.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/mrope.cmake)  # M-RoPE (tools/dump/torch_mrope_dump.py)

@@ -59,6 +59,17 @@ std::string xml_escape(const std::string& s) {
   return o;
 }
 
+namespace {
+// "M-RoPE contiguous [16, 24, 24], 3 position rows, N text tokens, M multimodal tokens"
+std::string mrope_line(const audit_report& r) {
+  std::string sec;
+  for (std::size_t k = 0; k < r.claimed.mrope_section.size(); ++k) sec += (k ? ", " : "") + std::to_string(r.claimed.mrope_section[k]);
+  return fmt("M-RoPE %s [%s], %d position rows, %d text tokens, %d multimodal tokens",
+             std::string(to_string(r.claimed.mrope)).c_str(), sec.c_str(), r.position_rows, r.text_tokens,
+             r.multimodal_tokens);
+}
+}  // namespace
+
 std::string human_summary(const audit_report& r) {
   const verdict& v = r.v;
   std::string s;
@@ -67,6 +78,7 @@ std::string human_summary(const audit_report& r) {
   s += fmt("  %d tokens x %d heads x %d dims, positions %lld..%lld\n", r.tokens, r.heads, r.head_dim,
            static_cast<long long>(r.min_position), static_cast<long long>(r.max_position));
   s += "  claimed: " + describe(r.claimed) + " (from " + r.claimed_from + ")\n";
+  if (r.claimed.mrope != mrope_kind::none) s += "  " + mrope_line(r) + "\n";
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   s += fmt("\n%s against the %s reference%s: max error %.4g ulps of %s (|error| %.3g), allowance there %.4g ulps\n",
            v.pass ? "PASS" : "FAIL",
@@ -153,6 +165,13 @@ std::string to_json(const audit_report& r) {
                   {"max_position_embeddings", c.max_position_embeddings},
                   {"original_max_position_embeddings", c.original_max_position_embeddings},
                   {"description", describe(c)}};
+  if (c.mrope != mrope_kind::none)
+    j["mrope"] = {{"kind", std::string(to_string(c.mrope))},
+                  {"mrope_section", c.mrope_section},
+                  {"position_rows", r.position_rows},
+                  {"text_tokens", r.text_tokens},
+                  {"multimodal_tokens", r.multimodal_tokens},
+                  {"description", mrope_line(r)}};
   j["reference"] = std::string(to_string(v.reference));
   j["strict"] = r.strict;
   j["tolerance"] = {{"ulps_at_max_error", num(v.tolerance)},

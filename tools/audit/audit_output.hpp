@@ -24,6 +24,8 @@ struct audit_report {
   verdict v;
   std::vector<cache_evidence> evidence;
   std::vector<std::string> notes;
+  // M-RoPE: position rows of the dump (1 for 1-D), tokens whose rows are all equal (text) and the rest.
+  int position_rows = 1, text_tokens = 0, multimodal_tokens = 0;
   double seconds_read = 0, seconds_audit = 0;
 };
 

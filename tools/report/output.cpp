@@ -129,6 +129,35 @@ std::string heat_csv(const implementation_series& series) {
 // Conventions: positions are integers, -1 = never (as in report_data.hpp); a non-finite number
 // is null; "max" ignores NaN points (nan_points counts them) and its position is where the
 // maximum is first reached (-1 and null value when there are no points).
+std::string mrope_statement(const rope_config& c) {
+  if (c.mrope == mrope_kind::none) return {};
+  static const char* const names[] = {"temporal", "height", "width"};
+  const int rows = c.position_rows();
+  auto row_name = [&](int r) { return rows == 3 ? std::string(names[r]) : "row " + std::to_string(r); };
+  std::string split;
+  if (c.mrope == mrope_kind::contiguous) {
+    int start = 0;
+    for (int r = 0; r < rows; ++r) {
+      const int n = c.mrope_section[static_cast<std::size_t>(r)];
+      if (n == 0) continue;
+      split += (split.empty() ? "" : ", ") + std::string("bands ") + std::to_string(start) + ".." +
+               std::to_string(start + n - 1) + " " + row_name(r);
+      start += n;
+    }
+  } else {
+    for (int r = 1; r < rows; ++r)
+      split += (split.empty() ? "" : ", ") + row_name(r) + " in bands " + std::to_string(r) + ", " + std::to_string(r + 3) +
+               ", ... below " + std::to_string(3 * c.mrope_section[static_cast<std::size_t>(r)]) + " (" +
+               std::to_string(c.mrope_section[static_cast<std::size_t>(r)]) + " bands)";
+    split += ", " + row_name(0) + " in the other " + std::to_string(c.mrope_section[0]);
+  }
+  std::string sec;
+  for (std::size_t r = 0; r < c.mrope_section.size(); ++r) sec += (r ? ", " : "") + std::to_string(c.mrope_section[r]);
+  return "M-RoPE " + std::string(to_string(c.mrope)) + " [" + sec + "]: measured at text positions (every position row " +
+         "equal), i.e. plain RoPE over the same frequencies; multimodal tokens turn each band by its own row (" + split +
+         "), which `ropecheck audit` judges on a dump";
+}
+
 std::string summary_json(const report_result& r, const write_options& /*options: none shape the summary*/) {
   const auto stems = file_stems(r);
   const auto& q = r.request;
@@ -214,6 +243,10 @@ std::string summary_json(const report_result& r, const write_options& /*options:
     floors.push_back(std::move(e));
   }
   j["storage_floor"] = std::move(floors);
+  if (q.config.mrope != mrope_kind::none)  // added last: the keys above keep their order
+    j["mrope"] = {{"kind", std::string(to_string(q.config.mrope))},
+                  {"mrope_section", q.config.mrope_section},
+                  {"statement", mrope_statement(q.config)}};
   return j.dump(2) + "\n";
 }
 

@@ -61,6 +61,12 @@ written_report write_report(const report_result& result, const std::filesystem::
 [[nodiscard]] std::string summary_json(const report_result& result, const write_options& options);
 [[nodiscard]] std::string timing_json(const report_result& result, const write_options& options);
 
+// Under an M-RoPE claim: what the report measures (text positions, every row equal: plain RoPE over the
+// same frequencies) and how the sections split the bands among the position rows ("bands 0..15
+// temporal, 16..39 height, 40..63 width"). Empty for 1-D RoPE. Printed by the CLI, in summary.json
+// ("mrope").
+[[nodiscard]] std::string mrope_statement(const rope_config& c);
+
 // A file-name stem for an implementation: [A-Za-z0-9._-] kept, anything else becomes '_'.
 [[nodiscard]] std::string file_stem(std::string_view implementation_name);
 

@@ -160,6 +160,11 @@ dump take_tokens(const dump& d, const std::vector<int>& tokens) {
     s.x.insert(s.x.end(), d.x.begin() + o, d.x.begin() + o + static_cast<std::ptrdiff_t>(row));
     s.y.insert(s.y.end(), d.y.begin() + o, d.y.begin() + o + static_cast<std::ptrdiff_t>(row));
   }
+  if (!d.position_rows.empty()) {  // M-RoPE: the same tokens of every row
+    const std::size_t rows = d.position_rows.size() / static_cast<std::size_t>(d.tokens);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (int t : tokens) s.position_rows.push_back(d.position_rows[r * static_cast<std::size_t>(d.tokens) + static_cast<std::size_t>(t)]);
+  }
   return s;
 }
 

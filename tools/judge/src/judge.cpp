@@ -17,6 +17,8 @@
 //      pass_angle_precision.cpp  angles formed in bf16/fp16 (eager 16-bit RoPE)
 //      pass_cos_sin.cpp      fast sin/cos, low-precision cos/sin
 //      pass_drift.cpp        fp32 drift
+//    M-RoPE claims go to pass_mrope.cpp instead: the row permutations, section splits and single rows
+//    re-judged, and the passes above on the text tokens (all rows equal) as plain RoPE.
 //    One head gives no rigidity test: the pairing is then judged by the spread of the pair magnitude
 //    ratios. Line fits need positions dense enough to unwrap; otherwise hypotheses are scanned
 //    against the wrapped angles.
@@ -30,6 +32,7 @@
 #include "evidence.hpp"
 #include "judging.hpp"
 #include "output_order.hpp"
+#include "pass_mrope.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::audit {
@@ -43,6 +46,7 @@ void check_dump(const dump& d, const rope_config& claimed, const audit_options& 
   if (d.tokens <= 0 || d.heads <= 0 || d.head_dim <= 0 || d.x.size() != n || d.y.size() != n ||
       d.positions.size() != static_cast<std::size_t>(d.tokens))
     throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
+  check_position_rows(d, claimed);
   if (d.head_dim != claimed.head_dim)
     throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
   if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
@@ -77,10 +81,13 @@ void diagnose(const context& c, const pairing& P) {
 
 }  // namespace
 
-verdict audit(const dump& full, const rope_config& claimed, const audit_options& opt) {
-  check_dump(full, claimed, opt);
+verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
+  check_dump(given, claimed, opt);
   // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
-  if (claimed.outputs == output_order::half_split) return audit_half_split_outputs(full, claimed, opt);
+  if (claimed.outputs == output_order::half_split) return audit_half_split_outputs(given, claimed, opt);
+  // M-RoPE without rows: text-only tokens, every row the given positions.
+  const dump with_rows = claimed.mrope != mrope_kind::none && given.position_rows.empty() ? text_rows(given, claimed) : dump{};
+  const dump& full = with_rows.tokens > 0 ? with_rows : given;
   // The allowance for exact angles (the flat override is applied in the judging, where both
   // references need it).
   const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
@@ -114,6 +121,11 @@ verdict audit(const dump& full, const rope_config& claimed, const audit_options&
                   static_cast<double>(ref.attention_factor().value()),
                   AL.dtype().u(),
                   v};
+  if (claimed.mrope != mrope_kind::none) {  // pass_mrope.cpp: the rows, the sections, then the text tokens
+    diagnose_mrope(mrope_frame{jf, d, v.pass, J.needed_angle_allowance}, v);
+    order_findings(v);
+    return v;
+  }
   std::vector<cell> claimed_cells = gains(d, claimed.pair_layout, claimed.rotary_dim);
   if (v.pass) {
     if (J.needed_angle_allowance && AL.fp32_angles())

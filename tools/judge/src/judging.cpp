@@ -22,6 +22,7 @@
 
 #include "evidence.hpp"
 #include "ropecheck/angle.hpp"
+#include "ropecheck/mrope.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/schedule.hpp"
 
@@ -93,6 +94,8 @@ struct element_judge {
   double uT, epsT, tol_fixed;
   std::optional<double> flat;
   bool wide, use_ggml, fw_sel;
+  std::vector<int> band_rows;  // M-RoPE: the claimed row of every band; empty for 1-D RoPE
+  int rows = 1;
 
   void tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done) const;
 };
@@ -106,18 +109,34 @@ void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_
   std::vector<long double> hc(static_cast<std::size_t>(nb)), hs(static_cast<std::size_t>(nb));
   std::vector<double> tol_ex(static_cast<std::size_t>(nb));
   std::vector<float> fw_angles(static_cast<std::size_t>(nb));
+  std::vector<std::int64_t> pb(static_cast<std::size_t>(nb));  // each band's position
+  // M-RoPE: each row's values, copied into the bands that row rotates.
+  std::vector<reference::dd> row_angles(band_rows.empty() ? 0 : static_cast<std::size_t>(nb));
+  std::vector<reference::cos_sin_dd> row_cs(row_angles.size());
+  std::vector<float> row_fw(row_angles.size());
+  const auto tokens_n = static_cast<std::size_t>(full.tokens);
   for (int t = t0; t < t1; ++t) {
     const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
-    f.ref.all_bands(p, angles, cs);
-    const float pf = static_cast<float>(p);
-    if (use_ggml) ggml->fill_angles(p, fw_angles);
+    if (band_rows.empty()) {
+      f.ref.all_bands(p, angles, cs);
+      if (use_ggml) ggml->fill_angles(p, fw_angles);
+      std::fill(pb.begin(), pb.end(), p);
+    } else {
+      for (int r = 0; r < rows; ++r) {
+        const std::int64_t q = full.position_rows[static_cast<std::size_t>(r) * tokens_n + static_cast<std::size_t>(t)];
+        f.ref.all_bands(q, row_angles, row_cs);
+        if (use_ggml) ggml->fill_angles(q, row_fw);
+        for (std::size_t b = 0; b < pb.size(); ++b)
+          if (band_rows[b] == r) pb[b] = q, angles[b] = row_angles[b], cs[b] = row_cs[b], fw_angles[b] = row_fw[b];
+      }
+    }
     for (int i = 0; i < nb; ++i) {
       const auto b = static_cast<std::size_t>(i);
-      tol_ex[b] = f.AL.angle_term(p, i, std::fabs(angles[b].hi)) + tol_fixed;
+      tol_ex[b] = f.AL.angle_term(pb[b], i, std::fabs(angles[b].hi)) + tol_fixed;
       // The framework: the fp32 angle, then cos/sin of that exact number. x87 sincosl (error
       // ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR, agrees
       // and is tested to, but costs ~3 us a value: 6 s for a 1 GiB dump).
-      const float a32 = use_ggml ? fw_angles[b] : pf * hf_inv[b];
+      const float a32 = use_ggml ? fw_angles[b] : static_cast<float>(pb[b]) * hf_inv[b];
       hc[b] = std::cos(static_cast<long double>(a32)), hs[b] = std::sin(static_cast<long double>(a32));
     }
     const std::size_t base_o = static_cast<std::size_t>(t) * row;
@@ -145,7 +164,7 @@ void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_
           hb = static_cast<double>(std::fabs(yb - af_l * (la * hs[b] + lb * hc[b])));
         }
         if (!std::isfinite(ya) || !std::isfinite(yb)) {
-          A.saw_non_finite(p);
+          A.saw_non_finite(pb[b]);
           ea = eb = ha = hb = std::numeric_limits<double>::infinity();
         }
         const double scale = af * (std::fabs(xa) + std::fabs(xb));
@@ -153,8 +172,8 @@ void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_
         const double r_ex = scale > 0 ? e_ex / scale : (e_ex == 0 ? 0.0 : std::numeric_limits<double>::infinity());
         const double r_hf = scale > 0 ? e_hf / scale : (e_hf == 0 ? 0.0 : std::numeric_limits<double>::infinity());
         const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
-        A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, p, i);
-        A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, p, i);
+        A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, pb[b], i);
+        A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, pb[b], i);
         A.sel_abs = std::max(A.sel_abs, fw_sel ? e_hf : e_ex);
         if (!flat && !fw_sel && r_ex > tol_fixed) A.needed_angle_allowance = true;
         tok_ulps = std::max(tok_ulps, (fw_sel ? r_hf : r_ex) / epsT);
@@ -276,7 +295,9 @@ judgement judge_elements(const judging_frame& f, verdict& v) {
                         opt.tolerance_ulps ? std::optional<double>(*opt.tolerance_ulps * T.eps()) : std::nullopt,
                         T.digits >= 53,
                         use_ggml,
-                        opt.reference != reference_kind::exact};
+                        opt.reference != reference_kind::exact,
+                        f.claimed.mrope == mrope_kind::none ? std::vector<int>{} : mrope_band_rows_of(f.claimed),
+                        f.claimed.position_rows()};
   const judge_acc A = run_workers(J, f);
 
   v.reference = opt.reference;
@@ -306,12 +327,23 @@ void score_violation(const dump& d, const rope_config& claimed, const reference:
   const long double af_l = ref.attention_factor().value();
   const int hs = std::min(d.heads, 4);
   std::vector<reference::dd> rx(hd);
+  // M-RoPE: R(n - m) turns each band by the difference of its own row's positions.
+  const bool rows_given = claimed.mrope != mrope_kind::none && !d.position_rows.empty();
+  const auto nrows = static_cast<std::size_t>(claimed.position_rows());
+  std::vector<std::int64_t> diff(nrows);
   auto check_pair = [&](int m, int n) {
     const std::int64_t pm = d.positions[static_cast<std::size_t>(m)], pn = d.positions[static_cast<std::size_t>(n)];
+    for (std::size_t r = 0; r < nrows; ++r)
+      diff[r] = rows_given ? d.position_rows[r * static_cast<std::size_t>(d.tokens) + static_cast<std::size_t>(n)] -
+                                 d.position_rows[r * static_cast<std::size_t>(d.tokens) + static_cast<std::size_t>(m)]
+                           : pn - pm;
     for (int h = 0; h < hs; ++h) {
       const std::size_t om = (static_cast<std::size_t>(m) * d.heads + h) * hd;
       const std::size_t on = (static_cast<std::size_t>(n) * d.heads + h) * hd;
-      ref.rotate(pn - pm, std::span<const double>(d.x.data() + on, hd), rx);  // af R(n - m) x_n
+      if (claimed.mrope != mrope_kind::none)  // af R(n - m) x_n
+        ref.rotate_rows(diff, std::span<const double>(d.x.data() + on, hd), rx);
+      else
+        ref.rotate(pn - pm, std::span<const double>(d.x.data() + on, hd), rx);
       long double got = 0, want = 0, nm = 0, nn = 0;
       for (std::size_t j = 0; j < static_cast<std::size_t>(claimed.rotary_dim); ++j) {
         got += static_cast<long double>(d.y[om + j]) * d.y[on + j];

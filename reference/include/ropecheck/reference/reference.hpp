@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ropecheck/config.hpp"
 
@@ -44,6 +45,17 @@ struct cos_sin_dd {
 // `precision_bits`: for references of a framework's convention, where the angle itself is the
 // convention's rounded product (HF: fp32(fp32(p) * fp32 inv_freq)) and only cos/sin are exact.
 [[nodiscard]] cos_sin_dd cos_sin_of_angle(double angle, int precision_bits = 160);
+
+// M-RoPE: the position row of every band (frequency index), rebuilt as Hugging Face builds it and
+// sharing nothing with config.hpp's position_row (reference/src/mrope.cpp):
+//   contiguous  (transformers models/qwen2_vl/modeling_qwen2_vl.py, apply_multimodal_rotary_pos_emb)
+//               the cos/sin rows, [rows, rotary_dim] = cat(freqs, freqs), split along the last axis
+//               into chunks of mrope_section * 2; chunk i is taken from row i % rows
+//   interleaved (models/qwen3_vl/modeling_qwen3_vl.py, apply_interleaved_mrope) freqs of row 0, then
+//               for dim = 1, 2: freqs_t[..., offset::3 up to 3 * section[dim]] = freqs[dim, ...]
+// A 1-D config gives all zeros. Throws std::invalid_argument when the sections do not cover the
+// bands the way HF's split needs (sum of sections != rotary_dim / 2).
+[[nodiscard]] std::vector<int> mrope_band_rows(const rope_config& cfg);
 
 class rope_reference {
  public:
@@ -88,6 +100,14 @@ class rope_reference {
   // Inputs are doubles: every value of every checked storage type but long double is one, and
   // tests choose long double inputs representable in the narrowest type.
   void rotate(std::int64_t pos, std::span<const double> x, std::span<dd> y) const;
+
+  // M-RoPE: the exact rotation of one head vector whose position rows are `row_positions` (one per
+  // row, rows = mrope_section.size(); 1 for a 1-D config): band i turns by row_positions[row(i)]
+  // with row(i) = mrope_band_rows(config())[i]. Same arithmetic as rotate(), so rows all equal to p
+  // give rotate(p, ...) bit for bit.
+  void rotate_rows(std::span<const std::int64_t> row_positions, std::span<const double> x, std::span<dd> y) const;
+  // The band-to-row map this reference uses (mrope_band_rows of its config).
+  [[nodiscard]] const std::vector<int>& band_rows() const noexcept;
 
  private:
   struct impl;

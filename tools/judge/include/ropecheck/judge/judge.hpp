@@ -36,7 +36,11 @@ namespace ropecheck::audit {
 
 // What an implementation was given and what it returned, all values widened exactly to double.
 struct dump {
-  std::vector<std::int64_t> positions;  // one per token
+  std::vector<std::int64_t> positions;  // one per token (M-RoPE: row 0, the temporal/text position)
+  // M-RoPE: the position rows, [rows][tokens] row-major (row 0 temporal, 1 height, 2 width, as HF's
+  // position_ids[:, batch, :]); band i is judged at row claimed.position_row(i). Empty for 1-D RoPE, and
+  // for an M-RoPE claim it means text-only tokens (every row = positions).
+  std::vector<std::int64_t> position_rows;
   int tokens = 0, heads = 0, head_dim = 0;
   std::vector<double> x, y;  // [tokens][heads][head_dim]
   std::string dtype;         // "float32", "bfloat16", "float16", "float64"
@@ -48,6 +52,12 @@ struct finding {
   // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
   // non_finite, not_hf_convention / not_ggml_convention (a framework's convention was asked for,
   // exact angles found), unexplained (no hypothesis fits).
+  // M-RoPE (tools/judge/src/pass_mrope.cpp; each re-judged under the alternative it names, which
+  // passes): mrope_rows_swapped (the dump fits another permutation of the position rows),
+  // mrope_section_wrong (another band-to-row split: contiguous vs interleaved, or other sections,
+  // fitted band by band from the implied angles), mrope_text_positions (the multimodal tokens, whose
+  // rows differ, were rotated with one row for every band). The 1-D classes above are named on M-RoPE
+  // dumps from the text tokens (all rows equal), judged as plain RoPE over the same frequencies.
   std::string bug_class;
   std::string sentence;  // one line, with the evidence figures
   double confidence = 0; // 0..1; findings are ordered by it
