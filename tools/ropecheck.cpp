@@ -483,7 +483,7 @@ int main(int argc, char** argv) {
                   "exact (default): exact mathematics; hf (or meta): HF's convention computed exactly (fp32 "
                   "inv_freq and fp32 product p*inv_freq, exact cos/sin); ggml: llama.cpp's fp32 chain of products")
       ->capture_default_str();
-  aud->add_flag("--strict", af.strict, "allow no fp32 angle drift: angles must be as good as fp64's");
+  aud->add_flag("--strict", af.strict, "fail what is a warning by default: fp32 angle drift (angles must be as good as fp64's), outputs left in place under rope_interleave's half-split claim");
   aud->add_option("--tolerance-ulps", af.tolerance_ulps,
                   "replace the derived allowance by a flat one, in ulps of the dump dtype relative to af(|x_a|+|x_b|)");
   aud->add_option("--seq-len", af.seq_len, "sequence length for dynamic NTK / LongRoPE (default: max position + 1)")

@@ -94,8 +94,14 @@ ropecheck_torch_case(glm_fp32 0 - --impl glm --dtype float32 --rotary-fraction 0
 ropecheck_torch_case(glm_bf16 0 - --impl glm --dtype bfloat16 --rotary-fraction 0.5 --base 10000)
 ropecheck_torch_case(deepseek_fp32 0 - --impl deepseek --dtype float32 --head-dim 64 --base 10000)
 ropecheck_torch_case(deepseek_bf16 0 - --impl deepseek --dtype bfloat16 --head-dim 64 --base 10000)
-ropecheck_torch_case(deepseek_fp32_outputs_in_place 1 layout_swapped --impl deepseek --dtype float32 --head-dim 64
+# Outputs left in place (as vLLM's DeepSeek rotates these pairs) under rope_interleave's claim: scores are
+# the same when q and k agree, so it passes with the warning outputs_in_place; --strict fails it.
+ropecheck_torch_case(deepseek_fp32_outputs_in_place 0 outputs_in_place --impl deepseek --dtype float32 --head-dim 64
                      --base 10000 --bug outputs_in_place)
+set(ROPECHECK_TORCH_AUDIT_ARGS "--strict")
+ropecheck_torch_case(deepseek_fp32_outputs_in_place_strict 1 layout_swapped --impl deepseek --dtype float32 --head-dim 64
+                     --base 10000 --bug outputs_in_place)
+unset(ROPECHECK_TORCH_AUDIT_ARGS)
 # The same in-place kernel claimed with outputs in place (as vLLM's DeepSeek rotates): it passes.
 set(ROPECHECK_TORCH_AUDIT_ARGS "--outputs in_place")
 ropecheck_torch_case(deepseek_fp32_outputs_in_place_claimed_in_place 0 - --impl deepseek --dtype float32 --head-dim 64

@@ -52,6 +52,9 @@ struct finding {
   // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
   // non_finite, not_hf_convention / not_ggml_convention (a framework's convention was asked for,
   // exact angles found), unexplained (no hypothesis fits).
+  // outputs_in_place: a warning on a pass (fails as layout_swapped under strict): a half-split
+  // output claim (DeepSeek's rope_interleave) whose outputs are a correct rotation left in the
+  // input's order (tools/judge/src/output_order.cpp).
   // M-RoPE (tools/judge/src/pass_mrope.cpp; each re-judged under the alternative it names, which
   // passes): mrope_rows_swapped (the dump fits another permutation of the position rows),
   // mrope_section_wrong (another band-to-row split: contiguous vs interleaved, or other sections,
