@@ -154,20 +154,24 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     pos.shape = {T};
   }
   // Leading singleton axes (a batch of 1) are dropped from every tensor, so positions [1, T] with x
-  // [T, H, D], or positions [T] with x [1, T, H, D] or cos [1, T, D], line up.
-  auto squeeze_front = [&](tensor& t, std::size_t keep_at_least) {
+  // [T, H, D], or positions [T] with x [1, T, H, D] or cos [1, T, D], line up. An axis is kept when
+  // the tensor already reads as positions' shape + [head_dim] or + [heads, head_dim]: one decode token,
+  // positions [1] with x [1, heads, head_dim], is that token's heads, not heads tokens.
+  auto squeeze_front = [&](tensor& t, std::size_t keep_at_least, const std::vector<std::int64_t>* lead) {
     bool dropped = false;
-    while (t.shape.size() > keep_at_least && t.shape.front() == 1) t.shape.erase(t.shape.begin()), dropped = true;
+    while (t.shape.size() > keep_at_least && t.shape.front() == 1 &&
+           !(lead && starts_with(t.shape, *lead) && t.shape.size() <= lead->size() + 2))
+      t.shape.erase(t.shape.begin()), dropped = true;
     return dropped;
   };
-  squeeze_front(pos, 1);
+  squeeze_front(pos, 1, nullptr);
   const std::vector<std::int64_t> P = pos.shape.empty() ? std::vector<std::int64_t>{1} : pos.shape;
-  const bool dropped_x = squeeze_front(x, P.size() + 1);  // both are squeezed, whatever the first says
-  const bool dropped_y = squeeze_front(y, P.size() + 1);
+  const bool dropped_x = squeeze_front(x, P.size() + 1, &P);  // both are squeezed, whatever the first says
+  const bool dropped_y = squeeze_front(y, P.size() + 1, &P);
   if (dropped_x || dropped_y)
     out.notes.push_back("leading axes of size 1 (a batch of one) were dropped from x and y");
   for (const char* opt_name : {"cos", "sin"})
-    if (auto it = ts.find(opt_name); it != ts.end()) squeeze_front(it->second, P.size() + 1);
+    if (auto it = ts.find(opt_name); it != ts.end()) squeeze_front(it->second, P.size() + 1, nullptr);
   // HF's own layout, [batch, heads, tokens, dim] with positions [batch, tokens] (q and k as
   // apply_rotary_pos_emb sees them): moved to [batch, tokens, heads, dim] when that is the only
   // reading of the shapes.

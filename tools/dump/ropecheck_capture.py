@@ -483,15 +483,6 @@ class ropecheck_capture:
     def _write(self, layer, tag, pos, x, y, cos, sin, inv_freq, source):
         call = self.calls_seen - 1
         fname = f"call{call:04d}-layer{layer}-{tag}.safetensors"
-        if pos.dim() == 1 and pos.shape[0] == 1 and x.shape[1] > 1:
-            # One token (a decode step): its heads are written as tokens at the same position, x/y
-            # [heads, head_dim]: the audit drops a leading axis of size 1 from x [1, heads, head_dim]
-            # and then refuses it against positions [1] (tools/audit/audit_input.cpp squeeze_front).
-            h = x.shape[1]
-            pos, x, y = pos.expand(h), x[0], y[0]
-            if cos is not None:
-                cos, sin = cos.expand(h, cos.shape[-1]), sin.expand(h, sin.shape[-1])
-            self._note("one-token calls: heads written as tokens at the same position (x/y [heads, head_dim])")
         tensors = [("positions", _cpu(pos)), ("x", _cpu(x)), ("y", _cpu(y))]
         if cos is not None:
             tensors += [("cos", _cpu(cos)), ("sin", _cpu(sin))]
