@@ -1,17 +1,12 @@
 # tests/torch/mrope.cmake — HF's M-RoPE run with torch (tools/dump/torch_mrope_dump.py: Qwen2-VL /
 # Qwen2.5-VL contiguous sections, Qwen3-VL interleaved), audited end to end (label torch): correct ones
 # pass in fp32 and bf16, each bug is named first. Included from torch.cmake (needs its checks).
-# The claim is given as flags (CLAIM_ARGS of audit_case.cmake) while config.json reading of mrope_section
-# is not there: Qwen3-VL's config.json (nested text_config) is written as hf_config.json so that the
-# audit does not pick it up. Once config.json gives the M-RoPE fields, drop CLAIM_ARGS and --config-file.
-set(_rc_qwen2vl_claim "--base 1000000 --head-dim 128 --mrope contiguous --mrope-section 16,24,24")
-set(_rc_qwen3vl_claim "--base 5000000 --head-dim 128 --mrope interleaved --mrope-section 24,20,20")
+# The claim is the config.json the script writes, in each family's own spelling (Qwen2-VL:
+# rope_scaling {"type": "mrope", "mrope_section": [...]}; Qwen3-VL: text_config.rope_scaling with
+# "mrope_interleaved": true), read by src/ropecheck/config_json.hpp.
 
 function(ropecheck_torch_mrope_case name expect_exit expect_class style)
   string(JOIN " " dump_args --style ${style} ${ARGN})
-  if(style STREQUAL "qwen3vl")
-    string(APPEND dump_args " --config-file hf_config.json")
-  endif()
   if(expect_class STREQUAL "-")
     set(expect_class "")
   endif()
@@ -22,7 +17,6 @@ function(ropecheck_torch_mrope_case name expect_exit expect_class style)
                    -DROPECHECK=$<TARGET_FILE:ropecheck>
                    -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/mrope_${name}
                    "-DDUMP_ARGS=${dump_args}"
-                   "-DCLAIM_ARGS=${_rc_${style}_claim}"
                    -DEXPECT_EXIT=${expect_exit}
                    -DEXPECT_CLASS=${expect_class}
                    -P ${_rc_torch_case})
