@@ -5,9 +5,9 @@
 // Contract of rotate_heads_mrope<Compute>(x, y, heads, geometry, rows_at, band_rows, cs):
 //   rows_at    the token's position in each row (temporal, height, width for Qwen2-VL)
 //   band_rows  the row of every band (mrope_band_rows(config), one per band)
-//   math       per band exactly rotate_heads' (rope.hpp): (c, s) = cs.cos_sin(rows_at[band_rows[i]], i),
-//              every operand converted to Compute, each operation rounded in Compute, one rounding to
-//              Storage. So a token whose rows are all p gets rotate_heads(..., p, ...) bit for bit
+//   math       rotate_heads itself (rope.hpp) over a cos/sin source giving band i
+//              cs.cos_sin(rows_at[band_rows[i]], i): every operand converted to Compute, each operation
+//              rounded in Compute, one rounding to Storage. So a token whose rows are all p gets rotate_heads(..., p, ...) bit for bit
 //              (tests/properties/mrope_properties_test.cpp), with the same error bound.
 // cos/sin are looked up once per (row position, band), never per head. The 1-D kernel of rope.hpp is
 // not touched: M-RoPE goes through this separate entry.
@@ -32,38 +32,31 @@ namespace ropecheck {
   return rows;
 }
 
-template <class Compute, class Storage, cos_sin_source CosSin>
-constexpr void rotate_heads_mrope(std::span<const Storage> x, std::span<Storage> y, int heads, const rope_geometry& g,
-                                  std::span<const std::int64_t> rows_at, std::span<const int> band_rows,
-                                  const CosSin& cs, rotation_sense sense = rotation_sense::forward) {
-  const auto hd = static_cast<std::size_t>(g.head_dim);
-  if (x.size() != y.size() || x.size() != hd * static_cast<std::size_t>(heads))
-    throw std::invalid_argument("rotate_heads_mrope: x and y must hold heads * head_dim values");
-  if (band_rows.size() != static_cast<std::size_t>(g.bands()))
-    throw std::invalid_argument("rotate_heads_mrope: band_rows must hold one row per band (" +
-                                std::to_string(g.bands()) + ")");
-  const auto nh = static_cast<std::size_t>(heads);
-  for (std::size_t h = 0; h < nh; ++h)
-    for (std::size_t j = static_cast<std::size_t>(g.rotary_dim); j < hd; ++j) y[h * hd + j] = x[h * hd + j];
-  for (int band = 0; band < g.bands(); ++band) {
+// A cos/sin source that looks band i up at its row's position: rotate_heads over it is the M-RoPE
+// rotation, with rotate_heads' arithmetic itself (one definition of the rounding steps).
+template <cos_sin_source CosSin>
+struct row_positions {
+  const CosSin& cs;
+  std::span<const std::int64_t> rows_at;
+  std::span<const int> band_rows;
+  [[nodiscard]] constexpr auto cos_sin(std::int64_t /*ignored*/, int band) const {
     const int r = band_rows[static_cast<std::size_t>(band)];
     if (r < 0 || static_cast<std::size_t>(r) >= rows_at.size())
       throw std::invalid_argument("rotate_heads_mrope: band " + std::to_string(band) + " takes row " +
                                   std::to_string(r) + ", " + std::to_string(rows_at.size()) + " rows given");
-    const auto t = cs.cos_sin(rows_at[static_cast<std::size_t>(r)], band);
-    const Compute c = convert<Compute>(t.cos);
-    const Compute s = sense == rotation_sense::forward ? convert<Compute>(t.sin) : Compute(-convert<Compute>(t.sin));
-    const auto [ia, ib] = g.pair_of(band);
-    for (std::size_t h = 0; h < nh; ++h) {
-      const std::size_t a = h * hd + static_cast<std::size_t>(ia);
-      const std::size_t b = h * hd + static_cast<std::size_t>(ib);
-      const Compute xa = convert<Compute>(x[a]);
-      const Compute xb = convert<Compute>(x[b]);
-      const Compute xa_c = xa * c, xb_s = xb * s, xa_s = xa * s, xb_c = xb * c;  // each rounded in Compute
-      y[a] = convert<Storage>(Compute(xa_c - xb_s));
-      y[b] = convert<Storage>(Compute(xa_s + xb_c));
-    }
+    return cs.cos_sin(rows_at[static_cast<std::size_t>(r)], band);
   }
+};
+
+template <class Compute, class Storage, cos_sin_source CosSin>
+constexpr void rotate_heads_mrope(std::span<const Storage> x, std::span<Storage> y, int heads, const rope_geometry& g,
+                                  std::span<const std::int64_t> rows_at, std::span<const int> band_rows,
+                                  const CosSin& cs, rotation_sense sense = rotation_sense::forward) {
+  if (band_rows.size() != static_cast<std::size_t>(g.bands()))
+    throw std::invalid_argument("rotate_heads_mrope: band_rows must hold one row per band (" +
+                                std::to_string(g.bands()) + ")");
+  const row_positions<CosSin> src{cs, rows_at, band_rows};
+  rotate_heads<Compute>(x, y, heads, g, 0, src, sense);
 }
 
 // Rotate tokens whose positions are `position_rows`, [rows][tokens] row-major (rows = its size /
