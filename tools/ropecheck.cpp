@@ -35,7 +35,9 @@
 
 #include "audit_input.hpp"
 #include "audit_output.hpp"
+#include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/judge.hpp"
+#include "ropecheck/judge/sentence.hpp"
 #include "engine.hpp"
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"
@@ -78,6 +80,30 @@ class progress_bar {
   std::chrono::steady_clock::time_point start_;
   int last_decile_ = 0;
 };
+
+// A failed dump checked against one layer's convention of a per-layer config (Gemma 3 local/global):
+// when it passes under another layer type's convention of the same config, that is the finding, first
+// (the kernel applied the wrong layer type's RoPE, or the dump is not from the layer it was said to be).
+void other_layer_hypothesis(const hf_config_parse& parsed, const audit::dump& d, const rope_config& claimed,
+                            audit::audit_options o, audit::verdict& v) {
+  o.progress = nullptr;
+  std::vector<rope_config> tried{claimed};
+  for (const layer_rope& l : parsed.layers) {
+    if (!l.config || std::find(tried.begin(), tried.end(), *l.config) != tried.end()) continue;
+    tried.push_back(*l.config);
+    if (l.config->head_dim != d.head_dim) continue;
+    const audit::verdict alt = audit::audit(d, *l.config, o);
+    if (!alt.pass) continue;
+    v.findings.insert(v.findings.begin(),
+                      {"layer_convention_wrong",
+                       "the outputs are another layer type's RoPE: they pass as a \"" + l.type + "\" layer (layer " +
+                           std::to_string(l.index) + ": " + judge::convention_line(*l.config) +
+                           "; worst error/allowance " + judge::fmt("%.3g", alt.worst_ratio) +
+                           "), not as the convention checked (" + judge::convention_line(claimed) + ")",
+                       0.97});
+    return;
+  }
+}
 
 // The convention of one decoder layer of a parsed config (the primary one when no layer is asked
 // for), with a note saying which layer and type it is.
@@ -423,6 +449,8 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.notes = notes;
   describe_position_rows(in, claimed, r);
   r.v = audit::audit(in.d, claimed, o);
+  if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
+    other_layer_hypothesis(load_hf_config_with_notes(claim.config_path), in.d, claimed, o, r.v);
   // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens
   // only; they do not depend on where the outputs are written (DeepSeek's half-split order).
   rope_config cache_claim = claimed;

@@ -113,10 +113,11 @@ ropecheck_torch_case(glm_fp32_llama_claim 1 layout_swapped --impl glm --dtype fl
 unset(ROPECHECK_TORCH_AUDIT_ARGS)
 # A dump that says (__metadata__ "layer") which Gemma 3 layer it is, audited with Gemma 3's own
 # per-layer config.json: layer 0 is a sliding layer (base 10000, no scaling), layer 5 a global one
-# (base 1e6, linear 8), so the same local-layer kernel passes as layer 0 and fails as layer 5.
+# (base 1e6, linear 8), so the same local-layer kernel passes as layer 0 and fails as layer 5, named
+# layer_convention_wrong (it passes as a sliding_attention layer of the same config).
 set(ROPECHECK_TORCH_CONFIG ${PROJECT_SOURCE_DIR}/tests/data/configs/gemma3_4b.json)
 ropecheck_torch_case(hf_gemma3_local_layer_from_metadata 0 - --impl hf --dtype float32 --head-dim 256 --base 10000 --layer 0)
-ropecheck_torch_case(hf_gemma3_local_kernel_as_global_layer 1 - --impl hf --dtype float32 --head-dim 256 --base 10000 --layer 5)
+ropecheck_torch_case(hf_gemma3_local_kernel_as_global_layer 1 layer_convention_wrong --impl hf --dtype float32 --head-dim 256 --base 10000 --layer 5)
 unset(ROPECHECK_TORCH_CONFIG)
 
 include(${CMAKE_CURRENT_LIST_DIR}/capture.cmake)

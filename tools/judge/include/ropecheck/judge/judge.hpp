@@ -52,6 +52,8 @@ struct finding {
   // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
   // non_finite, not_hf_convention / not_ggml_convention (a framework's convention was asked for,
   // exact angles found), unexplained (no hypothesis fits).
+  // layer_convention_wrong (named by `ropecheck audit --config`, not here): the dump fails the layer
+  // convention it was checked against and passes under another layer type's of the same config.json.
   // outputs_in_place: a warning on a pass (fails as layout_swapped under strict): a half-split
   // output claim (DeepSeek's rope_interleave) whose outputs are a correct rotation left in the
   // input's order (tools/judge/src/output_order.cpp).
