@@ -15,7 +15,11 @@ Outputs (committed; regenerate with `/usr/bin/python3 make_mrope_dumps.py` in th
   mrope_four_rows.safetensors     positions [4, T]: more rows than the claim's sections
   config.json                     HF style, rope_scaling {"type": "mrope", "mrope_section": [4, 6, 6]}
 """
-import json, math, random, struct
+import json, math, os, random, struct, sys
+
+# f32 rounding, flattening and the safetensors writer of the 1-D dumps' generator (one writer).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from make_dumps import f32, flat, safetensors  # noqa: E402
 
 D, H = 32, 2
 BASE = 1000000.0
@@ -43,10 +47,6 @@ def band_row(i):
     return len(SECTION) - 1
 
 
-def f32(v):
-    return struct.unpack('<f', struct.pack('<f', v))[0]
-
-
 def rope(x, R):
     y = []
     for t in range(len(R[0])):
@@ -61,24 +61,6 @@ def rope(x, R):
                 out[i + D // 2] = f32(a * s + b * c)
             y.append(out)
     return y
-
-
-def flat(rows_):
-    return [v for r in rows_ for v in (r if isinstance(r, list) else [r])]
-
-
-def safetensors(path, tensors):
-    header, blobs, off = {}, [], 0
-    for name, (dt, shape, data) in tensors.items():
-        fmt = {'F32': 'f', 'I64': 'q'}[dt]
-        blob = struct.pack('<%d%s' % (len(data), fmt), *data)
-        header[name] = {'dtype': dt, 'shape': shape, 'data_offsets': [off, off + len(blob)]}
-        off += len(blob)
-        blobs.append(blob)
-    h = json.dumps(header).encode()
-    h += b' ' * ((8 - len(h) % 8) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)) + h + b''.join(blobs))
 
 
 def main():
