@@ -1,0 +1,30 @@
+# tests/certify/certify_cli.cmake — `ropecheck certify` and `merge` end to end: verdicts and exit codes
+# (0 pass, 1 fail, 2 bad input), plugins judged like builtins (included from tests/CMakeLists.txt).
+set(cdir ${CMAKE_CURRENT_BINARY_DIR}/cli-certify)
+file(MAKE_DIRECTORY ${cdir})
+ropecheck_cli_test(certify_hf_float_passes 0 "hf_float: PASS.*certificate: .*hf.json \\(pass\\)"
+                   certify --preset llama3-8b --impl hf_float --max-position 4095 --quiet --out ${cdir}/hf.json)
+ropecheck_cli_test(certify_bf16_positions_fails_exit_1 1 "bf16_positions: FAIL.*\\(fail\\)"
+                   certify --preset llama3-8b --impl bf16_positions --max-position 4095 --quiet --out ${cdir}/bf16pos.json)
+ropecheck_cli_test(certify_unknown_implementation_exits_2 2 "unknown implementation 'nope'"
+                   certify --preset llama3-8b --impl nope --out ${cdir}/x.json)
+ropecheck_cli_test(certify_shard_out_of_range_exits_2 2 "--shard: '5/4' is not k/N with 1 <= k <= N"
+                   certify --preset llama3-8b --shard 5/4 --out ${cdir}/x.json)
+ropecheck_cli_test(certify_shard_not_k_of_n_exits_2 2 "--shard: '2-4' is not k/N"
+                   certify --preset llama3-8b --shard 2-4 --out ${cdir}/x.json)
+ropecheck_cli_test(certify_max_position_past_int32_exits_2 2 "max-position"
+                   certify --preset llama3-8b --max-position 2147483648 --out ${cdir}/x.json)
+ropecheck_cli_test(certify_plugin_with_convention_flags_exits_2 2 "the plugin declares its own convention"
+                   certify --plugin $<TARGET_FILE:ropecheck_example_plugin> --preset llama3-8b --out ${cdir}/x.json)
+# The plugin door gives the builtins' verdicts: a correct fp32 HF kernel passes, the same kernel with
+# its positions in bf16 fails.
+ropecheck_cli_test(certify_correct_plugin_passes 0 ": PASS.*\\(pass\\)"
+                   certify --plugin $<TARGET_FILE:ropecheck_example_plugin> --max-position 4095 --quiet --out ${cdir}/plugin.json)
+ropecheck_cli_test(certify_bf16_positions_plugin_fails_exit_1 1 ": FAIL.*\\(fail\\)"
+                   certify --plugin $<TARGET_FILE:ropecheck_example_plugin_buggy> --max-position 4095 --quiet
+                   --out ${cdir}/plugin_buggy.json)
+# A shard writes a partial and exits 0; merge refuses an incomplete set (exit 2).
+ropecheck_cli_test(certify_shard_writes_a_partial 0 "partial certificate 1/2: .*part1.json"
+                   certify --preset llama3-8b --impl hf_float --max-position 4095 --shard 1/2 --quiet --out ${cdir}/part1.json)
+ropecheck_cli_test(merge_with_a_shard_missing_exits_2 2 "shards 2 of 2 are missing" merge ${cdir}/part1.json --out ${cdir}/m.json)
+set_tests_properties(cli.merge_with_a_shard_missing_exits_2 PROPERTIES DEPENDS cli.certify_shard_writes_a_partial)

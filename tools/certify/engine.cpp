@@ -1,0 +1,355 @@
+// tools/certify/engine.cpp — see engine.hpp for the contract of every figure computed here.
+#include "engine.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "allowance_line.hpp"
+#include "implementations.hpp"
+#include "measure.hpp"
+#include "ropecheck/judge/allowance.hpp"
+#include "ropecheck/reference/reference.hpp"
+
+#ifndef ROPECHECK_VERSION
+#define ROPECHECK_VERSION "unknown"
+#endif
+
+namespace ropecheck::certify {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using reference::rope_reference;
+constexpr int reference_bits = 256;
+constexpr std::int64_t max_supported_position = (std::int64_t{1} << 31) - 1;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+struct resolved {
+  certificate_inputs inputs;
+  std::vector<implementation> impls;
+};
+
+resolved resolve(const certify_request& q) {
+  resolved r;
+  certificate_inputs& in = r.inputs;
+  rope_config cfg = q.config;
+  if (!q.plugin_path.empty()) {
+    if (!q.implementations.empty()) throw std::invalid_argument("certify: give --impl or --plugin, not both");
+    plugin_implementation p = load_plugin_implementation(q.plugin_path);
+    cfg = p.declared;
+    r.impls.push_back(std::move(p.impl));
+    in.config_name = "declared by the plugin";
+  } else {
+    in.config_name = q.config_name;
+  }
+  validate(cfg);
+  in.config = cfg;
+  in.config_notes = q.config_notes;
+  in.max_position = q.max_position == 0 ? std::max<std::int64_t>(1, cfg.max_position_embeddings - 1) : q.max_position;
+  if (in.max_position < 1 || in.max_position > max_supported_position)
+    throw std::invalid_argument("certify: max_position must be in [1, 2^31 - 1], got " + std::to_string(in.max_position));
+  if (q.shard_count < 1 || q.shard_index < 1 || q.shard_index > q.shard_count)
+    throw std::invalid_argument("certify: shard " + std::to_string(q.shard_index) + "/" + std::to_string(q.shard_count) +
+                                " is not k/N with 1 <= k <= N");
+  if (!(q.angle_threshold_rad > 0) || !(q.position_threshold_tokens > 0))
+    throw std::invalid_argument("certify: the thresholds must be positive");
+  in.seq_len = in.max_position + 1;
+  if (q.plugin_path.empty()) r.impls = builtin_implementations(q.implementations, cfg, in.seq_len);
+  for (const auto& i : r.impls) in.implementations.push_back(i.id);
+  in.angle_threshold_rad = q.angle_threshold_rad;
+  in.position_threshold_tokens = q.position_threshold_tokens;
+  in.ropecheck_version = ROPECHECK_VERSION;
+  in.reference = "MPFR " + std::to_string(reference_bits) +
+                 " bits; dense path: double-double rotation recurrence re-anchored from the exact 64.192 fixed-point "
+                 "phase, |error| <= 2^-90";
+  in.allowance = "ropecheck::judge::allowance (error_model.hpp) for the implementation's dtype, exact reference";
+  return r;
+}
+
+// Everything the workers share, read-only.
+struct sweep {
+  const rope_reference* ref = nullptr;
+  const std::vector<implementation>* impls = nullptr;
+  std::vector<allowance_line> lines;  // per implementation
+  std::vector<double> theta;  // per band, rad/token
+  double af = 1;
+  std::int64_t max_position = 0;
+  double angle_threshold = 0, token_threshold = 0;
+  position_range range;
+};
+
+// One thread's buffers and statistics.
+struct worker {
+  std::vector<std::unique_ptr<block_source>> sources;
+  std::vector<double> ref_c_hi, ref_c_lo, ref_s_hi, ref_s_lo;  // af included
+  std::vector<double> c, s;                                     // one implementation's block (+ halo row)
+  std::vector<double> err, ratio, pair;                         // one row's figures
+  std::vector<std::vector<band_stats>> stats;                   // [implementation][band]
+  double t_ref = 0, t_impl = 0, t_measure = 0;
+};
+
+void reference_block(const sweep& w, worker& k, std::int64_t first, std::int64_t n) {
+  const auto nb = static_cast<std::size_t>(w.ref->bands());
+  std::vector<reference::dd> angles(nb);
+  std::vector<reference::cos_sin_dd> cs(nb);
+  const long double af = w.af;
+  for (std::int64_t i = 0; i < n; ++i) {
+    w.ref->all_bands(first + i, angles, cs);
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::size_t j = static_cast<std::size_t>(i) * nb + b;
+      if (w.af == 1) {
+        k.ref_c_hi[j] = cs[b].cos.hi, k.ref_c_lo[j] = cs[b].cos.lo;
+        k.ref_s_hi[j] = cs[b].sin.hi, k.ref_s_lo[j] = cs[b].sin.lo;
+      } else {  // af cos rounded to long double (2^-64), then held as double-double
+        const reference::dd c = report::detail::split(af * cs[b].cos.value()), s = report::detail::split(af * cs[b].sin.value());
+        k.ref_c_hi[j] = c.hi, k.ref_c_lo[j] = c.lo, k.ref_s_hi[j] = s.hi, k.ref_s_lo[j] = s.lo;
+      }
+    }
+  }
+}
+
+// Parallel pairs: cross product exactly 0 (each product's rounding error from an FMA, so the test is
+// exact for double values too) and dot product > 0.
+bool parallel(double c1, double s1, double c2, double s2) {
+  const double p = c1 * s2, q = s1 * c2;
+  if (p != q) return false;
+  if (std::fma(c1, s2, -p) != std::fma(s1, c2, -q)) return false;
+  return c1 * c2 + s1 * s2 > 0;
+}
+
+// One position's bands in double (implementations with <= 24 significand bits): the applied angle
+// error by angle_of's Taylor series where |cross| <= dot / 16 (branch-free, so the loop vectorises),
+// angle_of itself elsewhere (gross errors), +inf for a non-finite or zero pair.
+void measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
+                        const allowance_line& line, std::int64_t p, double* err, double* ratio, double* pair) {
+  const double fixed = line.fixed;
+  const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
+  const double pd = static_cast<double>(p);
+  bool slow = false;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double cb = c[b], sb = s[b];
+    const double cross = sb * C[b] - cb * S[b], dot = cb * C[b] + sb * S[b];
+    const double x = cross / dot, x2 = x * x;
+    double t = 1.0 / 15 - x2 * (1.0 / 17);
+    t = 1.0 / 13 - x2 * t;
+    t = 1.0 / 11 - x2 * t;
+    t = 1.0 / 9 - x2 * t;
+    t = 1.0 / 7 - x2 * t;
+    t = 1.0 / 5 - x2 * t;
+    t = 1.0 / 3 - x2 * t;
+    const double e = std::fabs(x * (1.0 - x2 * t));
+    const bool ok = dot > 0 && std::fabs(cross) <= 0x1p-4 * dot;  // false for NaN too
+    err[b] = ok ? e : -1.0;
+    slow |= !ok;
+    const double pe = std::max(std::fabs(cb - C[b]), std::fabs(sb - S[b])) * inv_af;
+    pair[b] = pe;
+    ratio[b] = pe / (fixed + pd * slope[b]);
+  }
+  if (!slow) return;
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (std::size_t b = 0; b < nb; ++b) {
+    if (err[b] >= 0) continue;
+    const double cb = c[b], sb = s[b];
+    if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
+      err[b] = pair[b] = ratio[b] = inf;
+      continue;
+    }
+    err[b] = std::fabs(report::detail::angle_of<double>(sb * C[b] - cb * S[b], cb * C[b] + sb * S[b]));
+  }
+}
+
+// The same in long double with the reference's lo parts (double implementations).
+void measure_row_precise(const double* c, const double* s, const double* Ch, const double* Cl, const double* Sh,
+                         const double* Sl, std::size_t nb, double inv_af, const allowance_line& line, std::int64_t p,
+                         double* err, double* ratio, double* pair) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double cb = c[b], sb = s[b];
+    if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
+      err[b] = pair[b] = ratio[b] = inf;
+      continue;
+    }
+    const long double C = static_cast<long double>(Ch[b]) + Cl[b], S = static_cast<long double>(Sh[b]) + Sl[b];
+    err[b] = static_cast<double>(std::fabs(report::detail::angle_of<long double>(sb * C - cb * S, cb * C + sb * S)));
+    const double pe = static_cast<double>(std::max(std::fabs(cb - C), std::fabs(sb - S))) * inv_af;
+    pair[b] = pe;
+    ratio[b] = pe / (line.fixed + static_cast<double>(p) * slope[b]);
+  }
+}
+
+template <bool Precise>
+void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t first, std::int64_t n, bool halo) {
+  const auto nb = static_cast<std::size_t>(w.ref->bands());
+  const allowance_line& line = w.lines[impl];
+  band_stats* st = k.stats[impl].data();
+  const double inv_af = 1.0 / w.af;
+  double* err = k.err.data();
+  double* ratio = k.ratio.data();
+  double* pair = k.pair.data();
+  const double* theta = w.theta.data();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t p = first + i;
+    const std::size_t r0 = static_cast<std::size_t>(i) * nb;
+    const double* c = k.c.data() + r0;
+    const double* s = k.s.data() + r0;
+    if constexpr (Precise)
+      measure_row_precise(c, s, k.ref_c_hi.data() + r0, k.ref_c_lo.data() + r0, k.ref_s_hi.data() + r0,
+                          k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, ratio, pair);
+    else
+      measure_row_double(c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, nb, inv_af, line, p, err, ratio, pair);
+    for (std::size_t b = 0; b < nb; ++b) {  // strict >: the first position of a thread's increasing sweep wins
+      band_stats& bs = st[b];
+      if (err[b] > bs.angle.value || bs.angle.position < 0) bs.angle = {err[b], p};
+      if (pair[b] > bs.pair.value || bs.pair.position < 0) bs.pair = {pair[b], p};
+      if (ratio[b] > bs.ratio.value || bs.ratio.position < 0) bs.ratio = {ratio[b], p};
+      if (bs.first_angle_over < 0 && err[b] > w.angle_threshold) bs.first_angle_over = p;
+      if (bs.first_tokens_over < 0 && err[b] / theta[b] >= w.token_threshold) bs.first_tokens_over = p;
+    }
+    if (i + 1 < n || halo) {
+      for (std::size_t b = 0; b < nb; ++b)
+        if (st[b].first_equal_next < 0 && parallel(c[b], s[b], c[nb + b], s[nb + b])) st[b].first_equal_next = p;
+    }
+  }
+}
+
+void run_block(const sweep& w, worker& k, std::int64_t first, std::int64_t last) {
+  const std::int64_t n = last - first + 1;
+  const bool halo = last + 1 <= w.max_position;
+  const auto nb = static_cast<std::size_t>(w.ref->bands());
+  auto t0 = clock_type::now();
+  reference_block(w, k, first, n);
+  k.t_ref += seconds_since(t0);
+  for (std::size_t i = 0; i < w.impls->size(); ++i) {
+    t0 = clock_type::now();
+    const std::size_t rows = static_cast<std::size_t>(n + (halo ? 1 : 0));
+    k.sources[i]->fill(first, static_cast<std::int64_t>(rows), std::span(k.c).first(rows * nb), std::span(k.s).first(rows * nb));
+    const auto t1 = clock_type::now();
+    k.t_impl += std::chrono::duration<double>(t1 - t0).count();
+    if ((*w.impls)[i].precise) measure_block<true>(w, k, i, first, n, halo);
+    else measure_block<false>(w, k, i, first, n, halo);
+    k.t_measure += seconds_since(t1);
+  }
+}
+
+}  // namespace
+
+position_range shard_range(std::int64_t max_position, int index, int count) {
+  const auto m = static_cast<unsigned __int128>(max_position + 1);
+  const auto first = static_cast<std::int64_t>(m * static_cast<unsigned>(index - 1) / static_cast<unsigned>(count));
+  const auto end = static_cast<std::int64_t>(m * static_cast<unsigned>(index) / static_cast<unsigned>(count));
+  return {first, end - 1};
+}
+
+certificate_inputs resolve_inputs(const certify_request& request) { return resolve(request).inputs; }
+
+certify_run run_certify(const certify_request& request, progress_callback progress) {
+  resolved r = resolve(request);
+  certify_run run;
+  partial_certificate& part = run.partial;
+  part.inputs = r.inputs;
+  part.shard_index = request.shard_index;
+  part.shard_count = request.shard_count;
+  part.range = shard_range(part.inputs.max_position, request.shard_index, request.shard_count);
+  const rope_config& cfg = part.inputs.config;
+  const rope_reference ref(cfg, part.inputs.seq_len, reference_bits);
+  const int bands = ref.bands();
+  const auto nb = static_cast<std::size_t>(bands);
+
+  sweep w;
+  w.ref = &ref;
+  w.impls = &r.impls;
+  for (int b = 0; b < bands; ++b) {
+    w.theta.push_back(static_cast<double>(ref.inv_freq(b).value()));
+  }
+  for (const auto& i : r.impls)
+    w.lines.emplace_back(judge::allowance(cfg, i.id.dtype, judge::reference_kind::exact, false), w.theta);
+  w.af = static_cast<double>(ref.attention_factor().value());
+  w.max_position = part.inputs.max_position;
+  w.angle_threshold = part.inputs.angle_threshold_rad;
+  w.token_threshold = part.inputs.position_threshold_tokens;
+  w.range = part.range;
+
+  const int threads = request.threads > 0 ? request.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t positions = std::max<std::int64_t>(0, part.range.last - part.range.first + 1);
+  const std::int64_t blocks = (positions + block_positions - 1) / block_positions;
+  const std::int64_t per_position = static_cast<std::int64_t>(bands) * static_cast<std::int64_t>(r.impls.size());
+  const std::int64_t total = positions * per_position;
+
+  std::vector<worker> workers(static_cast<std::size_t>(threads));
+  for (auto& k : workers) {
+    for (const auto& i : r.impls) k.sources.push_back(i.make_source());
+    const std::size_t cells = static_cast<std::size_t>(block_positions + 1) * nb;
+    for (auto* v : {&k.ref_c_hi, &k.ref_c_lo, &k.ref_s_hi, &k.ref_s_lo, &k.c, &k.s}) v->assign(cells, 0.0);
+    k.stats.assign(r.impls.size(), std::vector<band_stats>(nb));
+    for (auto* v : {&k.err, &k.ratio, &k.pair}) v->assign(nb, 0.0);
+  }
+
+  std::atomic<std::int64_t> next{0}, done{0};
+  std::mutex m;
+  std::condition_variable cv;
+  int running = threads;
+  std::exception_ptr error;
+  const auto t_start = clock_type::now();
+  {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        worker& k = workers[static_cast<std::size_t>(t)];
+        for (std::int64_t i; (i = next.fetch_add(1)) < blocks;) {
+          const std::int64_t first = part.range.first + i * block_positions;
+          const std::int64_t last = std::min(part.range.last, first + block_positions - 1);
+          try {
+            run_block(w, k, first, last);
+          } catch (...) {
+            const std::lock_guard lock(m);
+            if (!error) error = std::current_exception();
+            next.store(blocks);
+          }
+          done.fetch_add((last - first + 1) * per_position);
+        }
+        const std::lock_guard lock(m);
+        if (--running == 0) cv.notify_all();
+      });
+    std::unique_lock lock(m);
+    while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return running == 0; })) {
+      lock.unlock();
+      if (progress) progress(done.load(), total);
+      lock.lock();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  if (progress) progress(total, total);
+
+  part.stats.assign(r.impls.size(), std::vector<band_stats>(nb));
+  certify_timing& tm = run.timing;
+  for (const auto& k : workers) {
+    for (std::size_t i = 0; i < r.impls.size(); ++i)
+      for (std::size_t b = 0; b < nb; ++b) part.stats[i][b].merge(k.stats[i][b]);
+    tm.reference_seconds += k.t_ref;
+    tm.implementation_seconds += k.t_impl;
+    tm.measure_seconds += k.t_measure;
+  }
+  tm.threads = threads;
+  tm.positions = positions;
+  tm.values = total;
+  tm.seconds = seconds_since(t_start);
+  tm.values_per_second = tm.seconds > 0 ? static_cast<double>(total) / tm.seconds : 0;
+  return run;
+}
+
+}  // namespace ropecheck::certify

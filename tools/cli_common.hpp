@@ -1,0 +1,191 @@
+// tools/cli_common.hpp — pieces every subcommand of the ropecheck command line shares: progress on
+// stderr and the convention flags (--config/--preset and the overrides). CLI11 lives here, so only
+// command-line translation units include this file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ropecheck/config_json.hpp"
+#include "ropecheck/presets.hpp"
+#include "ropecheck/schedule.hpp"
+
+namespace ropecheck::cli {
+
+// Progress on stderr: a redrawn bar on a terminal, a line every 10% otherwise (CI logs).
+class progress_bar {
+ public:
+  explicit progress_bar(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+  void operator()(std::int64_t done, std::int64_t total) {
+    if (total <= 0) return;
+    const double f = static_cast<double>(done) / static_cast<double>(total);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (tty_) {
+      const int width = 40, filled = static_cast<int>(f * width);
+      std::fprintf(stderr, "\r[%s] [%s%s] %5.1f%%  %.1f s", label_.c_str(), std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                   std::string(static_cast<std::size_t>(width - filled), '.').c_str(), 100 * f, secs);
+      if (done >= total) std::fprintf(stderr, "\n");
+    } else {
+      const int decile = static_cast<int>(f * 10);
+      if (decile > last_decile_) {
+        last_decile_ = decile;
+        std::fprintf(stderr, "[%s] %3d%% of %lld, %.1f s\n", label_.c_str(), decile * 10, static_cast<long long>(total), secs);
+      }
+    }
+  }
+
+ private:
+  std::string label_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_;
+  int last_decile_ = 0;
+};
+
+// The convention of one decoder layer of a parsed config (the primary one when no layer is asked
+// for), with a note saying which layer and type it is.
+inline rope_config config_for_layer(const hf_config_parse& parsed, std::optional<int> layer, const char* from,
+                             std::vector<std::string>* notes) {
+  auto say = [&](const std::string& n) {
+    if (notes) notes->push_back(n);
+  };
+  if (!layer) {
+    if (!parsed.layers.empty())
+      say("per-layer config: checked against the primary convention (full_attention layers); --layer N selects a layer");
+    return parsed.config;
+  }
+  std::string type;
+  try {
+    const rope_config c = layer_convention(parsed, *layer, &type);
+    say("layer " + std::to_string(*layer) + " (" + type + ", from " + from + "): its convention is checked");
+    return c;
+  } catch (const std::out_of_range& e) {
+    throw std::invalid_argument(std::string(from) + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string(from) + ": " + e.what());
+  }
+}
+
+// The convention flags both subcommands take (applied on top of --config/--preset).
+struct convention_flags {
+  std::string config_path, preset;
+  std::optional<int> head_dim, rotary_dim;
+  std::optional<double> rotary_fraction, base, factor, beta_fast, beta_slow, low_ff, high_ff;
+  std::optional<std::string> scaling, layout_name, outputs_name, mrope;
+  std::optional<std::vector<int>> mrope_section;
+  std::optional<std::int64_t> max_pe, orig_pe;
+  std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
+
+  void add_to(CLI::App* app) {
+    app->add_option("--layer", layer,
+                    "decoder layer whose convention --config gives (per-layer configs: Gemma 3 local/global, "
+                    "Llama 4 NoPE layers); audit default: the dump's __metadata__ \"layer\"")
+        ->check(CLI::Range(0, 1 << 20));
+    app->add_option("--config", config_path, "HF config.json to read the rope fields from (v4 or v5)")
+        ->check(CLI::ExistingFile);
+    app->add_option("--preset", preset, "a built-in model convention: " + preset_names());
+    app->add_option("--head-dim", head_dim, "coordinates per head");
+    app->add_option("--rotary-dim", rotary_dim, "rotated coordinates (even, <= head_dim)");
+    app->add_option("--rotary-fraction", rotary_fraction, "partial_rotary_factor: rotary_dim = head_dim * fraction");
+    app->add_option("--base", base, "rope_theta");
+    app->add_option("--scaling", scaling, "default, linear, ntk, dynamic, yarn, llama3 (longrope needs --config)");
+    app->add_option("--factor", factor, "scaling factor s");
+    app->add_option("--layout", layout_name, "half_split (GPT-NeoX/HF) or interleaved (GPT-J/Meta/ggml NORM)");
+    app->add_option("--outputs", outputs_name,
+                    "in_place, or half_split (DeepSeek-V3's rope_interleave writes pair i to (i, i + r/2); engines "
+                    "that rotate the same pairs in place, e.g. vLLM's is_neox_style=False, claim in_place)");
+    app->add_option("--max-position-embeddings", max_pe, "the config's max_position_embeddings");
+    app->add_option("--original-max-position-embeddings", orig_pe, "pre-training length (YaRN, Llama-3, LongRoPE)");
+    app->add_option("--beta-fast", beta_fast, "YaRN beta_fast");
+    app->add_option("--beta-slow", beta_slow, "YaRN beta_slow");
+    app->add_option("--low-freq-factor", low_ff, "Llama-3 low_freq_factor");
+    app->add_option("--high-freq-factor", high_ff, "Llama-3 high_freq_factor");
+    app->add_option("--mrope", mrope, "M-RoPE kind: contiguous (Qwen2-VL/2.5-VL), interleaved (Qwen3-VL) or none");
+    app->add_option("--mrope-section", mrope_section, "M-RoPE bands per position row, e.g. 16,24,24")->delimiter(',');
+  }
+  [[nodiscard]] bool any_override() const {
+    return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
+           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section;
+  }
+  // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
+  // name describes where it came from.
+  // notes receives what the config parser decided (hf_config_parse::notes) and the layer used;
+  // dump_layer is the layer a dump says it came from (used when --layer is not given).
+  rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {},
+                      std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {}) const {
+    if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
+    if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
+    rope_config cfg;
+    if (!config_path.empty()) {
+      const hf_config_parse parsed = load_hf_config_with_notes(config_path);
+      cfg = config_for_layer(parsed, layer ? layer : dump_layer, layer ? "--layer" : "the dump's metadata", notes);
+      if (notes) notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
+      name = config_path;
+    } else if (!preset.empty() || !fallback) {
+      const std::string p = preset.empty() ? "llama3-8b" : preset;
+      const auto found = find_preset(p);
+      if (!found) throw std::invalid_argument("unknown preset '" + p + "' (known: " + preset_names() + ")");
+      cfg = *found;
+      name = p;
+    } else {
+      cfg = *fallback;
+    }
+    auto set = [&](auto& field, const auto& opt) {
+      if (opt) field = *opt;
+    };
+    set(cfg.head_dim, head_dim);
+    set(cfg.rotary_dim, rotary_dim);
+    if (rotary_fraction) cfg.rotary_dim = static_cast<int>(cfg.head_dim * *rotary_fraction);
+    else if (head_dim && !rotary_dim) cfg.rotary_dim = cfg.head_dim;
+    set(cfg.base, base);
+    set(cfg.factor, factor);
+    set(cfg.max_position_embeddings, max_pe);
+    set(cfg.original_max_position_embeddings, orig_pe);
+    set(cfg.beta_fast, beta_fast);
+    set(cfg.beta_slow, beta_slow);
+    set(cfg.low_freq_factor, low_ff);
+    set(cfg.high_freq_factor, high_ff);
+    if (scaling) {
+      const std::string& s = *scaling;
+      if (s == "default" || s == "none") cfg.scaling = scaling_kind::none;
+      else if (s == "linear") cfg.scaling = scaling_kind::linear;
+      else if (s == "ntk") cfg.scaling = scaling_kind::ntk;
+      else if (s == "dynamic") cfg.scaling = scaling_kind::dynamic_ntk;
+      else if (s == "yarn") cfg.scaling = scaling_kind::yarn;
+      else if (s == "llama3") cfg.scaling = scaling_kind::llama3;
+      else throw std::invalid_argument("--scaling: unknown rule '" + s + "' (default, linear, ntk, dynamic, yarn, llama3)");
+    }
+    if (layout_name) {
+      if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;
+      else if (*layout_name == "interleaved") cfg.pair_layout = layout::interleaved;
+      else throw std::invalid_argument("--layout: '" + *layout_name + "' is neither half_split nor interleaved");
+      // Half-split outputs (DeepSeek's rope_interleave) exist only for interleaved pairs.
+      if (cfg.pair_layout != layout::interleaved) cfg.outputs = output_order::in_place;
+    }
+    if (outputs_name) {
+      if (*outputs_name == "in_place") cfg.outputs = output_order::in_place;
+      else if (*outputs_name == "half_split") cfg.outputs = output_order::half_split;
+      else throw std::invalid_argument("--outputs: '" + *outputs_name + "' is neither in_place nor half_split");
+    }
+    if (mrope) {
+      if (*mrope == "contiguous") cfg.mrope = mrope_kind::contiguous;
+      else if (*mrope == "interleaved") cfg.mrope = mrope_kind::interleaved;
+      else if (*mrope == "none") cfg.mrope = mrope_kind::none, cfg.mrope_section.clear();
+      else throw std::invalid_argument("--mrope: '" + *mrope + "' is none of contiguous, interleaved, none");
+    }
+    if (mrope_section) cfg.mrope_section = *mrope_section;
+    if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
+    validate(cfg);  // a clear message naming the field
+    return cfg;
+  }
+};
+
+}  // namespace ropecheck::cli
