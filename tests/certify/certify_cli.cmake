@@ -28,3 +28,8 @@ ropecheck_cli_test(certify_shard_writes_a_partial 0 "partial certificate 1/2: .*
                    certify --preset llama3-8b --impl hf_float --max-position 4095 --shard 1/2 --quiet --out ${cdir}/part1.json)
 ropecheck_cli_test(merge_with_a_shard_missing_exits_2 2 "shards 2 of 2 are missing" merge ${cdir}/part1.json --out ${cdir}/m.json)
 set_tests_properties(cli.merge_with_a_shard_missing_exits_2 PROPERTIES DEPENDS cli.certify_shard_writes_a_partial)
+# The CI examples' own commands (GitHub Actions matrix, Slurm job array) merge to the unsharded file.
+add_test(NAME cli.certify_ci_examples_merge_to_the_unsharded_certificate
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/certify/ci_examples_test.sh $<TARGET_FILE:ropecheck> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/ci-examples)
+set_tests_properties(cli.certify_ci_examples_merge_to_the_unsharded_certificate PROPERTIES LABELS cli TIMEOUT 300)
