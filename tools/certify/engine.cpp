@@ -18,6 +18,7 @@
 
 #include "allowance_line.hpp"
 #include "implementations.hpp"
+#include "measure_kernels.hpp"
 #include "measure.hpp"
 #include "ropecheck/judge/allowance.hpp"
 #include "ropecheck/reference/reference.hpp"
@@ -92,13 +93,36 @@ struct sweep {
   position_range range;
 };
 
+// One implementation's statistics in one thread, band by band as arrays, so that the update loop
+// vectorises (certify_data.hpp's band_stats is their order-free summary). Values start at -1: every
+// figure is >= 0 (or +inf), so the first position always takes the maximum.
+struct band_arrays {
+  std::vector<double> angle, pair, ratio;
+  std::vector<double> angle_at, pair_at, ratio_at, first_angle, first_tokens;  // positions, exact as doubles (< 2^53)
+  std::vector<std::int64_t> first_equal;
+  explicit band_arrays(std::size_t nb)
+      : angle(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
+        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1) {}
+  [[nodiscard]] band_stats summary(std::size_t b) const {
+    band_stats s;
+    auto at = [](double p) { return static_cast<std::int64_t>(p); };
+    if (angle_at[b] >= 0) s.angle = {angle[b], at(angle_at[b])};
+    if (pair_at[b] >= 0) s.pair = {pair[b], at(pair_at[b])};
+    if (ratio_at[b] >= 0) s.ratio = {ratio[b], at(ratio_at[b])};
+    s.first_angle_over = at(first_angle[b]);
+    s.first_tokens_over = at(first_tokens[b]);
+    s.first_equal_next = first_equal[b];
+    return s;
+  }
+};
+
 // One thread's buffers and statistics.
 struct worker {
   std::vector<std::unique_ptr<block_source>> sources;
   std::vector<double> ref_c_hi, ref_c_lo, ref_s_hi, ref_s_lo;  // af included
   std::vector<double> c, s;                                     // one implementation's block (+ halo row)
   std::vector<double> err, ratio, pair;                         // one row's figures
-  std::vector<std::vector<band_stats>> stats;                   // [implementation][band]
+  std::vector<band_arrays> stats;                               // [implementation]
   double t_ref = 0, t_impl = 0, t_measure = 0;
 };
 
@@ -131,47 +155,6 @@ bool parallel(double c1, double s1, double c2, double s2) {
   return c1 * c2 + s1 * s2 > 0;
 }
 
-// One position's bands in double (implementations with <= 24 significand bits): the applied angle
-// error by angle_of's Taylor series where |cross| <= dot / 16 (branch-free, so the loop vectorises),
-// angle_of itself elsewhere (gross errors), +inf for a non-finite or zero pair.
-void measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
-                        const allowance_line& line, std::int64_t p, double* err, double* ratio, double* pair) {
-  const double fixed = line.fixed;
-  const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
-  const double pd = static_cast<double>(p);
-  bool slow = false;
-  for (std::size_t b = 0; b < nb; ++b) {
-    const double cb = c[b], sb = s[b];
-    const double cross = sb * C[b] - cb * S[b], dot = cb * C[b] + sb * S[b];
-    const double x = cross / dot, x2 = x * x;
-    double t = 1.0 / 15 - x2 * (1.0 / 17);
-    t = 1.0 / 13 - x2 * t;
-    t = 1.0 / 11 - x2 * t;
-    t = 1.0 / 9 - x2 * t;
-    t = 1.0 / 7 - x2 * t;
-    t = 1.0 / 5 - x2 * t;
-    t = 1.0 / 3 - x2 * t;
-    const double e = std::fabs(x * (1.0 - x2 * t));
-    const bool ok = dot > 0 && std::fabs(cross) <= 0x1p-4 * dot;  // false for NaN too
-    err[b] = ok ? e : -1.0;
-    slow |= !ok;
-    const double pe = std::max(std::fabs(cb - C[b]), std::fabs(sb - S[b])) * inv_af;
-    pair[b] = pe;
-    ratio[b] = pe / (fixed + pd * slope[b]);
-  }
-  if (!slow) return;
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (std::size_t b = 0; b < nb; ++b) {
-    if (err[b] >= 0) continue;
-    const double cb = c[b], sb = s[b];
-    if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
-      err[b] = pair[b] = ratio[b] = inf;
-      continue;
-    }
-    err[b] = std::fabs(report::detail::angle_of<double>(sb * C[b] - cb * S[b], cb * C[b] + sb * S[b]));
-  }
-}
-
 // The same in long double with the reference's lo parts (double implementations).
 void measure_row_precise(const double* c, const double* s, const double* Ch, const double* Cl, const double* Sh,
                          const double* Sl, std::size_t nb, double inv_af, const allowance_line& line, std::int64_t p,
@@ -196,12 +179,11 @@ template <bool Precise>
 void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t first, std::int64_t n, bool halo) {
   const auto nb = static_cast<std::size_t>(w.ref->bands());
   const allowance_line& line = w.lines[impl];
-  band_stats* st = k.stats[impl].data();
+  band_arrays& st = k.stats[impl];
   const double inv_af = 1.0 / w.af;
   double* err = k.err.data();
   double* ratio = k.ratio.data();
   double* pair = k.pair.data();
-  const double* theta = w.theta.data();
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t p = first + i;
     const std::size_t r0 = static_cast<std::size_t>(i) * nb;
@@ -211,18 +193,15 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
       measure_row_precise(c, s, k.ref_c_hi.data() + r0, k.ref_c_lo.data() + r0, k.ref_s_hi.data() + r0,
                           k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, ratio, pair);
     else
-      measure_row_double(c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, nb, inv_af, line, p, err, ratio, pair);
-    for (std::size_t b = 0; b < nb; ++b) {  // strict >: the first position of a thread's increasing sweep wins
-      band_stats& bs = st[b];
-      if (err[b] > bs.angle.value || bs.angle.position < 0) bs.angle = {err[b], p};
-      if (pair[b] > bs.pair.value || bs.pair.position < 0) bs.pair = {pair[b], p};
-      if (ratio[b] > bs.ratio.value || bs.ratio.position < 0) bs.ratio = {ratio[b], p};
-      if (bs.first_angle_over < 0 && err[b] > w.angle_threshold) bs.first_angle_over = p;
-      if (bs.first_tokens_over < 0 && err[b] / theta[b] >= w.token_threshold) bs.first_tokens_over = p;
-    }
+      measure_row_double(c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, nb, inv_af, line.fixed,
+                         p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data(), p, err, ratio, pair);
+    update_row({st.angle.data(), st.pair.data(), st.ratio.data(), st.angle_at.data(), st.pair_at.data(), st.ratio_at.data(),
+                st.first_angle.data(), st.first_tokens.data()},
+               err, ratio, pair, w.theta.data(), nb, p, w.angle_threshold, w.token_threshold);
     if (i + 1 < n || halo) {
+      std::int64_t* fe = st.first_equal.data();
       for (std::size_t b = 0; b < nb; ++b)
-        if (st[b].first_equal_next < 0 && parallel(c[b], s[b], c[nb + b], s[nb + b])) st[b].first_equal_next = p;
+        if (fe[b] < 0 && parallel(c[b], s[b], c[nb + b], s[nb + b])) fe[b] = p;
     }
   }
 }
@@ -295,7 +274,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
     for (const auto& i : r.impls) k.sources.push_back(i.make_source());
     const std::size_t cells = static_cast<std::size_t>(block_positions + 1) * nb;
     for (auto* v : {&k.ref_c_hi, &k.ref_c_lo, &k.ref_s_hi, &k.ref_s_lo, &k.c, &k.s}) v->assign(cells, 0.0);
-    k.stats.assign(r.impls.size(), std::vector<band_stats>(nb));
+    k.stats.assign(r.impls.size(), band_arrays(nb));
     for (auto* v : {&k.err, &k.ratio, &k.pair}) v->assign(nb, 0.0);
   }
 
@@ -339,7 +318,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
   certify_timing& tm = run.timing;
   for (const auto& k : workers) {
     for (std::size_t i = 0; i < r.impls.size(); ++i)
-      for (std::size_t b = 0; b < nb; ++b) part.stats[i][b].merge(k.stats[i][b]);
+      for (std::size_t b = 0; b < nb; ++b) part.stats[i][b].merge(k.stats[i].summary(b));
     tm.reference_seconds += k.t_ref;
     tm.implementation_seconds += k.t_impl;
     tm.measure_seconds += k.t_measure;
