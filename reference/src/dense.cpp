@@ -42,8 +42,10 @@ namespace {
 typedef double generic_vector __attribute__((vector_size(16)));
 
 // a b = p + e exactly by Veltkamp's split (2^27 + 1) and Dekker's product, no FMA: exact for
-// |a|, |b| < 2^996 and no underflow in the partial products (here |a|, |b| <= 1 + 2^-100 and every
-// nonzero hi is > 2^-70: cos/sin of p theta for p <= 2^62, w's sin >= theta_min > 2^-40).
+// |a|, |b| < 2^996 when no partial product underflows (|a b| >= 2^-915 suffices). Here |a|, |b| <=
+// 1 + 2^-100; w's sin and the anchors are 0 or >= ~2^-117 (the fast path cuts the phase at 2^-117
+// turn, turn_phase.cpp step 3); a cos/sin between anchors below 2^-450 would need p theta within
+// 2^-450 of a multiple of pi/2 for some p <= 2^62, far beyond any known approximation of pi.
 [[gnu::always_inline]] inline dense_pair<generic_vector> split_two_prod(generic_vector a, generic_vector b) noexcept {
   constexpr double split = 134217729.0;
   const generic_vector ta = split * a, tb = split * b;

@@ -6,13 +6,16 @@
 // handed out as double-double (hi + lo), which carries ~106 bits: far below the 2^-53 of the
 // widest hardware type any kernel is checked in (long double has 2^-64).
 //
-// Two paths:
+// Three paths:
 //   * cos_sin_mpfr(): the angle pos * inv_freq formed and reduced in MPFR, then mpfr_sin_cos.
 //     Slow (microseconds a value) and obviously right: the yardstick.
 //   * cos_sin(): the fast path for reports and audits. inv_freq / (2 pi) is held as a 64.192-bit
 //     fixed-point number; pos * f mod 1 is formed exactly in integer arithmetic; sin/cos of the
 //     reduced angle is evaluated in double-double. Absolute error <= 2^-90 for |pos| <= 2^62,
 //     validated against the MPFR path (tests/reference/).
+//   * dense_cos_sin(): every band over a run of consecutive positions, for exhaustive sweeps: a
+//     double-double rotation recurrence re-anchored on the fast path every 16 positions, same
+//     2^-90 contract, same bits on every instruction set and for any shard of a sweep.
 //
 // MPFR and GMP headers stay inside reference/src: including this header costs nothing.
 #pragma once
@@ -111,7 +114,7 @@ class rope_reference {
   // Every value depends only on (config, p, b): the recurrence is anchored at absolute positions
   // (multiples of dense_anchor_interval()), so any sub-sweep gives the same bits as a longer sweep,
   // whatever first/count. Same bits on every isa. Error <= 2^-90 absolute against the exact cos/sin
-  // of p * inv_freq(b) (budgeted <= 2^-95). Thread-safe: const, no shared mutable state; concurrent
+  // of p * inv_freq(b) (error budget < 2^-96 in reference/src/dense.cpp). Thread-safe: const, no shared mutable state; concurrent
   // calls on disjoint outputs are fine.
   void dense_cos_sin(std::int64_t first, std::int64_t count, const dense_block& out,
                      dense_isa isa = dense_isa::automatic) const;
