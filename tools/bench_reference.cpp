@@ -1,12 +1,15 @@
-// tools/bench_reference.cpp — the fast reference cos_sin against a plain MPFR loop and double sincos.
+// tools/bench_reference.cpp — the fast and dense reference paths against a plain MPFR loop and double sincos.
 //
 // Per (position, band) value, side by side in one run:
 //   fast   rope_reference::cos_sin (fixed-point phase + double-double sin/cos, |error| <= 2^-90)
+//   dense_path / dense_path_generic  rope_reference::dense_cos_sin over blocks of consecutive positions,
+//          all bands (automatic isa: AVX2+FMA when the CPU has it; generic: no FMA), |error| <= 2^-90
 //   mpfr   theta = pos * inv_freq in MPFR, mpfr_sin_cos at the same precision (256 bits)
 //   double std::sin and std::cos of pos * inv_freq in double (the accuracy being checked, for scale)
 // over two workloads: a dense sweep (consecutive positions, all 64 bands of base 10000, d 128) and
 // random positions below 2^31 with random bands. After the runs a table of the ratios
-// fast/mpfr and fast/double (of items_per_second) is printed. Target: fast/mpfr >= 100.
+// fast/mpfr and fast/double (of items_per_second) is printed, then the dense path's ratios on the dense
+// workload. Targets: dense/mpfr >= 250 and dense/double >= 2 (dense workload), fast/mpfr >= 100 (random).
 #include <benchmark/benchmark.h>
 #include <mpfr.h>
 
@@ -122,6 +125,23 @@ void dense_double(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * bands);
 }
 
+// The dense path on the dense workload: blocks of 256 consecutive positions from 100000 on, all bands.
+void dense_path_run(benchmark::State& state, rope_reference::dense_isa isa) {
+  const rope_reference& ref = reference();
+  constexpr std::int64_t block = 256;
+  std::vector<double> ch(block * bands), cl(block * bands), sh(block * bands), sl(block * bands);
+  std::int64_t pos = 100000;
+  for (auto _ : state) {
+    ref.dense_cos_sin(pos, block, {ch, cl, sh, sl}, isa);
+    benchmark::DoNotOptimize(ch.data()), benchmark::DoNotOptimize(sl.data());
+    benchmark::ClobberMemory();
+    pos += block;
+  }
+  state.SetItemsProcessed(state.iterations() * block * bands);
+}
+void dense_path(benchmark::State& state) { dense_path_run(state, rope_reference::dense_isa::automatic); }
+void dense_path_generic(benchmark::State& state) { dense_path_run(state, rope_reference::dense_isa::generic); }
+
 void random_fast(benchmark::State& state) {
   const rope_reference& ref = reference();
   const auto& pts = random_workload();
@@ -154,6 +174,8 @@ void random_double(benchmark::State& state) {
 BENCHMARK(dense_fast);
 BENCHMARK(dense_mpfr);
 BENCHMARK(dense_double);
+BENCHMARK(dense_path);
+BENCHMARK(dense_path_generic);
 BENCHMARK(random_fast);
 BENCHMARK(random_mpfr);
 BENCHMARK(random_double);
@@ -195,5 +217,27 @@ int main(int argc, char** argv) {
     std::printf("%-8s %14.4g %14.4g %14.4g %10.1f %10.3f\n", w, fast, mp, dbl, mp > 0 ? fast / mp : 0.0,
                 dbl > 0 ? fast / dbl : 0.0);
   }
+
+  // The dense path against the same MPFR and double loops of the dense workload, with the targets.
+  const auto& ips = reporter.items_per_second;
+  const auto get = [&](const std::string& k) {
+    const auto it = ips.find(k);
+    return it == ips.end() ? 0.0 : it->second;
+  };
+  const double mp = get("dense_mpfr"), dbl = get("dense_double"), fast_random = get("random_fast"),
+               mp_random = get("random_mpfr");
+  const auto verdict = [](double ratio, double target) { return ratio >= target ? "ok" : "BELOW TARGET"; };
+  std::printf("\ndense path, dense workload (avx2_fma available: %s):\n",
+              rope_reference::dense_avx2_fma_available() ? "yes" : "no");
+  std::printf("%-20s %14s %10s %12s %10s %12s\n", "isa", "values/s", "/mpfr", "(>= 250)", "/double", "(>= 2)");
+  for (const char* k : {"dense_path", "dense_path_generic"}) {
+    const double v = get(k);
+    if (v == 0.0 || mp == 0.0 || dbl == 0.0) continue;  // filtered out
+    std::printf("%-20s %14.4g %10.1f %12s %10.2f %12s\n", k, v, v / mp, verdict(v / mp, 250.0), v / dbl,
+                verdict(v / dbl, 2.0));
+  }
+  if (fast_random > 0.0 && mp_random > 0.0)
+    std::printf("random positions, fast path: /mpfr %.1f (>= 100: %s)\n", fast_random / mp_random,
+                verdict(fast_random / mp_random, 100.0));
   return 0;
 }

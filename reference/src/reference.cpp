@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "dense.hpp"
 #include "double_double.hpp"
 #include "mpfr_value.hpp"
 #include "turn_phase.hpp"
@@ -489,6 +490,13 @@ cos_sin_dd rope_reference::cos_sin(std::int64_t pos, int band) const {
   impl_->check_band(band);
   return detail::cos_sin_of_turns(*impl_->table, impl_->turn_freq[static_cast<std::size_t>(band)], pos);
 }
+
+void rope_reference::dense_cos_sin(std::int64_t first, std::int64_t count, const dense_block& out,
+                                   dense_isa isa) const {
+  detail::dense_cos_sin(*impl_->table, impl_->turn_freq, first, count, out, isa);
+}
+int rope_reference::dense_anchor_interval() noexcept { return detail::dense_interval; }
+bool rope_reference::dense_avx2_fma_available() noexcept { return detail::dense_avx2_fma_cpu(); }
 
 // The yardstick: theta = pos * inv_freq exactly (precision_bits + 64 bits hold the 63-bit by
 // precision_bits product), then mpfr_sin_cos, which reduces the exact theta correctly by itself and

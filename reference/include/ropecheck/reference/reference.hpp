@@ -6,13 +6,16 @@
 // handed out as double-double (hi + lo), which carries ~106 bits: far below the 2^-53 of the
 // widest hardware type any kernel is checked in (long double has 2^-64).
 //
-// Two paths:
+// Three paths:
 //   * cos_sin_mpfr(): the angle pos * inv_freq formed and reduced in MPFR, then mpfr_sin_cos.
 //     Slow (microseconds a value) and obviously right: the yardstick.
 //   * cos_sin(): the fast path for reports and audits. inv_freq / (2 pi) is held as a 64.192-bit
 //     fixed-point number; pos * f mod 1 is formed exactly in integer arithmetic; sin/cos of the
 //     reduced angle is evaluated in double-double. Absolute error <= 2^-90 for |pos| <= 2^62,
 //     validated against the MPFR path (tests/reference/).
+//   * dense_cos_sin(): every band over a run of consecutive positions, for exhaustive sweeps: a
+//     double-double rotation recurrence re-anchored on the fast path every 16 positions, same
+//     2^-90 contract, same bits on every instruction set and for any shard of a sweep.
 //
 // MPFR and GMP headers stay inside reference/src: including this header costs nothing.
 #pragma once
@@ -94,6 +97,29 @@ class rope_reference {
   // cos and sin of pos * inv_freq(band), NOT multiplied by the attention factor.
   [[nodiscard]] cos_sin_dd cos_sin(std::int64_t pos, int band) const;       // fast path
   [[nodiscard]] cos_sin_dd cos_sin_mpfr(std::int64_t pos, int band) const;  // direct MPFR
+
+  // The dense path (reference/src/dense.cpp, algorithm and error budget there; README "The dense
+  // path"): cos_sin of every band at every position of [first, first + count).
+  // Four arrays of count * bands() doubles each, position-major with bands contiguous: element
+  // (p - first) * bands() + b holds band b at position p.
+  struct dense_block {
+    std::span<double> cos_hi, cos_lo, sin_hi, sin_lo;
+  };
+  enum class dense_isa { automatic, generic, avx2_fma };
+  // cos and sin (NOT multiplied by the attention factor) of p * inv_freq(b) for every band b and
+  // every p in [first, first + count), as double-double (hi + lo, |lo| <= ulp(hi)/2 not required).
+  // Preconditions: first >= 0, count >= 0, first + count <= 2^62 (std::invalid_argument otherwise,
+  // also for spans shorter than count * bands()). dense_isa::avx2_fma on a CPU without AVX2 and FMA
+  // throws std::runtime_error; automatic takes it when the CPU has it, generic otherwise.
+  // Every value depends only on (config, p, b): the recurrence is anchored at absolute positions
+  // (multiples of dense_anchor_interval()), so any sub-sweep gives the same bits as a longer sweep,
+  // whatever first/count. Same bits on every isa. Error <= 2^-90 absolute against the exact cos/sin
+  // of p * inv_freq(b) (error budget < 2^-96 in reference/src/dense.cpp). Thread-safe: const, no shared mutable state; concurrent
+  // calls on disjoint outputs are fine.
+  void dense_cos_sin(std::int64_t first, std::int64_t count, const dense_block& out,
+                     dense_isa isa = dense_isa::automatic) const;
+  [[nodiscard]] static int dense_anchor_interval() noexcept;
+  [[nodiscard]] static bool dense_avx2_fma_available() noexcept;  // CPU check (__builtin_cpu_supports)
 
   // The exact rotation of one head vector at `pos` (attention factor included), in the config's
   // layout; coordinates at rotary_dim and beyond pass through. x.size() == y.size() == head_dim.
