@@ -85,8 +85,9 @@ struct block_kernel<direct_angle<T>> {
     for (std::size_t b = 0; b < n; ++b) a[b] = T(p * f[b]);  // as direct_angle::angle_in_type
     const T af = freq_.attention_factor;
     for (std::size_t b = 0; b < n; ++b) {  // as direct_angle::cos_sin
-      c[b] = T(cos_of(a[b]) * af);
-      s[b] = T(sin_of(a[b]) * af);
+      const T ab = a[b];  // one load: c[b] may alias a, and one value lets g++ merge cos/sin into sincos
+      c[b] = T(cos_of(ab) * af);
+      s[b] = T(sin_of(ab) * af);
     }
   }
 
@@ -113,8 +114,9 @@ struct block_kernel<hf_angle<Model>> {
     for (std::size_t b = 0; b < n; ++b) a[b] = p * f[b];  // as hf_angle::angle_fp32
     const float af = freq_.attention_factor;
     for (std::size_t b = 0; b < n; ++b) {  // as hf_angle::cos_sin
-      const float cb = std::cos(a[b]) * af;
-      const float sb = std::sin(a[b]) * af;
+      const float ab = a[b];
+      const float cb = std::cos(ab) * af;
+      const float sb = std::sin(ab) * af;
       c[b] = convert<Model>(cb);
       s[b] = convert<Model>(sb);
     }
@@ -143,8 +145,9 @@ struct block_kernel<storage_positions<S, C>> {
     for (std::size_t b = 0; b < n; ++b) a[b] = C(p * f[b]);  // as storage_positions::angle_in_type
     const C af = freq_.attention_factor;
     for (std::size_t b = 0; b < n; ++b) {  // as storage_positions::cos_sin
-      c[b] = C(cos_of(a[b]) * af);
-      s[b] = C(sin_of(a[b]) * af);
+      const C ab = a[b];
+      c[b] = C(cos_of(ab) * af);
+      s[b] = C(sin_of(ab) * af);
     }
   }
 
@@ -166,9 +169,11 @@ struct block_kernel<ggml_angle> {
   void row(std::int64_t pos, std::span<float> c, std::span<float> s) {
     strategy_.fill_angles(pos, angle_);  // starts from held_position(pos)
     const float m = strategy_.attention_factor();
+    const float* a = angle_.data();
     for (std::size_t b = 0; b < angle_.size(); ++b) {  // as ggml_angle::cos_sin
-      c[b] = std::cos(angle_[b]) * m;
-      s[b] = std::sin(angle_[b]) * m;
+      const float ab = a[b];
+      c[b] = std::cos(ab) * m;
+      s[b] = std::sin(ab) * m;
     }
   }
 
@@ -194,8 +199,9 @@ struct block_kernel<fast_sincos_angle> {
     for (std::size_t b = 0; b < n; ++b) a[b] = p * f[b];  // as direct_angle<float>::angle_in_type
     const float af = freq_.attention_factor;
     for (std::size_t b = 0; b < n; ++b) {  // as fast_sincos_angle::cos_sin
-      c[b] = fast_cos(a[b]) * af;
-      s[b] = fast_sin(a[b]) * af;
+      const float ab = a[b];
+      c[b] = fast_cos(ab) * af;
+      s[b] = fast_sin(ab) * af;
     }
   }
 
