@@ -64,11 +64,14 @@ std::uint64_t bits(double x) { return std::bit_cast<std::uint64_t>(x); }
 
 // Compares cos_sin_block(s, first, count) with s.cos_sin at every (p, b); the first mismatch is
 // described in hex floats (replayable), with the number of mismatches.
+// Through `blocks` when given (a sequence of blocks through one cos_sin_blocks), else cos_sin_block.
 template <class S>
-testing::AssertionResult block_equals_scalar(const S& s, std::int64_t first, std::int64_t count) {
+testing::AssertionResult block_equals_scalar(const S& s, std::int64_t first, std::int64_t count,
+                                             cos_sin_blocks<S>* blocks = nullptr) {
   const auto bands = static_cast<std::size_t>(s.bands());
   std::vector<double> c(static_cast<std::size_t>(count) * bands), sn(c.size());
-  cos_sin_block(s, first, count, c, sn);
+  if (blocks) blocks->fill(first, count, c, sn);
+  else cos_sin_block(s, first, count, c, sn);
   std::size_t mismatches = 0;
   std::string first_mismatch;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -163,6 +166,27 @@ TYPED_TEST(CosSinBlock, equals_scalar_cos_sin_when_blocks_start_inside_a_run_of_
   }
 }
 
+// One cos_sin_blocks carries the last row over: blocks that continue a run, go back into an earlier
+// run, jump far and return; each must still equal the scalar cos_sin.
+TYPED_TEST(CosSinBlock, a_sequence_of_blocks_through_one_cos_sin_blocks_equals_scalar_cos_sin) {
+  constexpr std::int64_t g = std::int64_t{1} << 30;  // float(p) runs of 127/129 around here
+  struct block {
+    std::int64_t first, count;
+  };
+  const block sequence[] = {{g + 1, 63},   {g + 64, 1},  {g + 65, 200},  // consecutive, each starting inside a run
+                            {g + 3, 5},    {g + 265, 1}, {g + 130, 70},  // back, forward, back into the same run
+                            {0, 100},      {100, 157},   {(std::int64_t{1} << 24) + 1, 300},
+                            {last_position - 300, 300},  {last_position, 1}, {last_position - 1, 1},
+                            {g - 64, 129}, {g + 65, 1},
+                            {g + 1, 200},  {g + 201, 10}};  // the last row (held g + 256), not the first (g), carries over
+  for (const auto& nc : block_configs()) {
+    SCOPED_TRACE(nc.name);
+    const TypeParam s = maker<TypeParam>::make(nc.cfg);
+    cos_sin_blocks<TypeParam> blocks(s);
+    for (const block& b : sequence) EXPECT_TRUE(block_equals_scalar(s, b.first, b.count, &blocks));
+  }
+}
+
 TYPED_TEST(CosSinBlock, equals_scalar_cos_sin_on_random_blocks) {
   const std::uint64_t seed = test::test_seed();
   std::mt19937_64 rng(seed ^ std::hash<std::string>{}(maker<TypeParam>::make(rope_config{}).name()));
@@ -197,6 +221,9 @@ TEST(CosSinBlockGeneric, a_strategy_without_a_kernel_takes_the_loop_over_cos_sin
   const user_strategy s;
   EXPECT_TRUE(block_equals_scalar(s, 0, 50));
   EXPECT_TRUE(block_equals_scalar(s, (std::int64_t{1} << 30) - 10, 50));  // float(p) repeats, pos % 7 does not
+  cos_sin_blocks<user_strategy> blocks(s);
+  EXPECT_TRUE(block_equals_scalar(s, (std::int64_t{1} << 30) - 10, 5, &blocks));
+  EXPECT_TRUE(block_equals_scalar(s, (std::int64_t{1} << 30) - 5, 5, &blocks));
 }
 
 TEST(CosSinBlockArguments, are_checked_and_an_empty_block_writes_nothing) {

@@ -4,7 +4,8 @@
 // (attention factor, casts and caches included), widened exactly to double, for every position p in
 // [first, first + count) and band b, position-major with bands contiguous: element
 // (p - first) * s.bands() + b. It exists for sweeps over every position (2^31 x 64 values), where
-// re-forming everything per call and libm dominate.
+// re-forming everything per call and libm dominate. cos_sin_blocks<S> does the same for a sequence
+// of blocks (one per thread), carrying the last row over to the next block.
 //
 // Contract: bit-identical to the scalar cos_sin for every strategy (tests/angle_batch_test.cpp
 // compares bit patterns, so -0.0/+0.0, NaN and inf count). value_type must widen exactly to double
@@ -34,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ropecheck/angle.hpp"
@@ -239,57 +241,108 @@ struct block_kernel<cached<CacheT, Inner>> {
 template <class S>
 inline constexpr bool has_block_kernel_v = block_kernel<S>::fast;
 
-template <angle_strategy S>
-void cos_sin_block(const S& s, std::int64_t first, std::int64_t count, std::span<double> cos_out,
-                   std::span<double> sin_out) {
-  using V = typename S::value_type;
-  const int bands_int = s.bands();
+namespace batch_detail {
+// The argument checks of cos_sin_block; returns the number of values the block writes.
+inline std::size_t checked_block_size(int bands, std::int64_t first, std::int64_t count, std::size_t cos_size,
+                                      std::size_t sin_size) {
   if (first < 0) throw std::invalid_argument("cos_sin_block: first is " + std::to_string(first) + ", must be >= 0");
   if (count < 0) throw std::invalid_argument("cos_sin_block: count is " + std::to_string(count) + ", must be >= 0");
   if (first > std::numeric_limits<std::int64_t>::max() - count)
     throw std::invalid_argument("cos_sin_block: first + count overflows int64");
-  const auto bands = static_cast<std::size_t>(bands_int);
+  const auto b = static_cast<std::size_t>(bands);
   const auto rows = static_cast<std::size_t>(count);
-  if (bands != 0 && rows > std::numeric_limits<std::size_t>::max() / bands)
+  if (b != 0 && rows > std::numeric_limits<std::size_t>::max() / b)
     throw std::invalid_argument("cos_sin_block: count * bands overflows");
-  if (cos_out.size() < rows * bands || sin_out.size() < rows * bands)
-    throw std::invalid_argument("cos_sin_block: the spans hold " + std::to_string(std::min(cos_out.size(), sin_out.size())) +
-                                " values, the block needs " + std::to_string(rows * bands));
-  if (rows == 0 || bands == 0) return;
-  double* co = cos_out.data();
-  double* so = sin_out.data();
+  if (cos_size < rows * b || sin_size < rows * b)
+    throw std::invalid_argument("cos_sin_block: the spans hold " + std::to_string(std::min(cos_size, sin_size)) +
+                                " values, the block needs " + std::to_string(rows * b));
+  return rows * b;
+}
+}  // namespace batch_detail
 
-  if constexpr (has_block_kernel_v<S>) {
-    using K = block_kernel<S>;
-    static_assert(std::is_same_v<typename K::value_type, V>);
-    K kernel(s);
-    std::vector<V> c(bands), sn(bands);
-    typename K::held_type previous = kernel.held(first);
-    for (std::size_t i = 0; i < rows; ++i, co += bands, so += bands) {
-      const std::int64_t pos = first + static_cast<std::int64_t>(i);
-      const typename K::held_type h = kernel.held(pos);
-      if (i > 0 && batch_detail::same_bits(h, previous)) {  // the same row as the previous position
-        std::memcpy(co, co - bands, bands * sizeof(double));
-        std::memcpy(so, so - bands, bands * sizeof(double));
-        continue;
+// cos_sin_blocks<S>: cos_sin_block for a sequence of blocks of one strategy (one object per thread;
+// s must outlive it). It keeps the kernel and the last row it wrote, so a block that starts where
+// the previous one stopped, inside a run of equal held positions, copies that row instead of
+// recomputing it. The reuse is keyed on the held position's bit pattern, so blocks may come in
+// any order: every fill writes exactly what cos_sin_block writes.
+template <angle_strategy S>
+class cos_sin_blocks {
+ public:
+  explicit cos_sin_blocks(const S& s) : s_(s), state_(s) {}
+
+  void fill(std::int64_t first, std::int64_t count, std::span<double> cos_out, std::span<double> sin_out) {
+    const std::size_t n = batch_detail::checked_block_size(s_.bands(), first, count, cos_out.size(), sin_out.size());
+    if (n == 0) return;
+    const auto bands = static_cast<std::size_t>(s_.bands());
+    const auto rows = static_cast<std::size_t>(count);
+    double* co = cos_out.data();
+    double* so = sin_out.data();
+    if constexpr (has_block_kernel_v<S>) {
+      state& st = state_;
+      for (std::size_t i = 0; i < rows; ++i, co += bands, so += bands) {
+        const std::int64_t pos = first + static_cast<std::int64_t>(i);
+        const held_type h = st.kernel.held(pos);
+        if (st.have_last && batch_detail::same_bits(h, st.last_held)) {  // the row of the last position
+          const double* from_c = i > 0 ? co - bands : st.last_cos.data();
+          const double* from_s = i > 0 ? so - bands : st.last_sin.data();
+          std::memcpy(co, from_c, bands * sizeof(double));
+          std::memcpy(so, from_s, bands * sizeof(double));
+          continue;
+        }
+        st.kernel.row(pos, st.c, st.s);
+        for (std::size_t b = 0; b < bands; ++b) {
+          co[b] = batch_detail::widen_exact(st.c[b]);
+          so[b] = batch_detail::widen_exact(st.s[b]);
+        }
+        st.last_held = h;
+        st.have_last = true;
       }
-      previous = h;
-      kernel.row(pos, c, sn);
-      for (std::size_t b = 0; b < bands; ++b) {
-        co[b] = batch_detail::widen_exact(c[b]);
-        so[b] = batch_detail::widen_exact(sn[b]);
-      }
-    }
-  } else {
-    for (std::size_t i = 0; i < rows; ++i, co += bands, so += bands) {
-      const std::int64_t pos = first + static_cast<std::int64_t>(i);
-      for (int b = 0; b < bands_int; ++b) {
-        const cos_sin_pair<V> cs = s.cos_sin(pos, b);
-        co[b] = batch_detail::widen_exact(cs.cos);
-        so[b] = batch_detail::widen_exact(cs.sin);
+      // The block's last row, for the next block (it holds st.last_held).
+      std::memcpy(st.last_cos.data(), co - bands, bands * sizeof(double));
+      std::memcpy(st.last_sin.data(), so - bands, bands * sizeof(double));
+    } else {
+      using V = typename S::value_type;
+      for (std::size_t i = 0; i < rows; ++i, co += bands, so += bands) {
+        const std::int64_t pos = first + static_cast<std::int64_t>(i);
+        for (std::size_t b = 0; b < bands; ++b) {
+          const cos_sin_pair<V> cs = s_.cos_sin(pos, static_cast<int>(b));
+          co[b] = batch_detail::widen_exact(cs.cos);
+          so[b] = batch_detail::widen_exact(cs.sin);
+        }
       }
     }
   }
+
+ private:
+  struct no_state {
+    explicit no_state(const S&) {}
+  };
+  template <class K>
+  struct kernel_state {
+    static_assert(std::is_same_v<typename K::value_type, typename S::value_type>);
+    explicit kernel_state(const S& strategy)
+        : kernel(strategy), c(static_cast<std::size_t>(strategy.bands())), s(c.size()), last_cos(c.size()),
+          last_sin(c.size()) {}
+    K kernel;
+    std::vector<typename S::value_type> c, s;  // the row in value_type, before widening
+    typename K::held_type last_held{};
+    bool have_last = false;
+    std::vector<double> last_cos, last_sin;  // the last row written, widened
+  };
+  using state = std::conditional_t<has_block_kernel_v<S>, kernel_state<block_kernel<S>>, no_state>;
+  template <class K>
+  static auto held_of(const kernel_state<K>&) -> typename K::held_type;
+  static auto held_of(const no_state&) -> int;
+  using held_type = decltype(held_of(std::declval<const state&>()));
+
+  const S& s_;
+  state state_;
+};
+
+template <angle_strategy S>
+void cos_sin_block(const S& s, std::int64_t first, std::int64_t count, std::span<double> cos_out,
+                   std::span<double> sin_out) {
+  cos_sin_blocks<S>(s).fill(first, count, cos_out, sin_out);
 }
 
 }  // namespace ropecheck
