@@ -272,5 +272,29 @@ TEST(Libm, sincosf_gives_the_bits_of_sinf_and_cosf) {
   EXPECT_EQ(mismatches, 0u) << "first at x = " << worst << " (seed " << seed << ", " << xs.size() << " inputs)";
 }
 
+// The same for double: direct_angle<double>'s cos_of/sin_of pair becomes one sincos call.
+TEST(Libm, sincos_gives_the_bits_of_sin_and_cos) {
+  double (*volatile sin_d)(double) = ::sin;
+  double (*volatile cos_d)(double) = ::cos;
+  void (*volatile sincos_d)(double, double*, double*) = ::sincos;
+  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 5e-324, 3.141592653589793, 1e22, 1.7976931348623157e308};
+  const std::uint64_t seed = test::test_seed();
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < (1 << 19); ++i) xs.push_back(std::bit_cast<double>(rng()));
+  std::uniform_real_distribution<double> freq(0.0, 1.0);
+  std::uniform_int_distribution<std::int64_t> pos(0, last_position);
+  for (int i = 0; i < (1 << 19); ++i) xs.push_back(static_cast<double>(pos(rng)) * freq(rng));
+  std::size_t mismatches = 0;
+  double worst = 0.0;
+  for (const double x : xs) {
+    double s = 0.0, c = 0.0;
+    sincos_d(x, &s, &c);
+    if (bits(s) != bits(sin_d(x)) || bits(c) != bits(cos_d(x))) {
+      if (mismatches++ == 0) worst = x;
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << "first at x = " << worst << " (seed " << seed << ", " << xs.size() << " inputs)";
+}
+
 }  // namespace
 }  // namespace ropecheck
