@@ -11,6 +11,10 @@
 // and every strategy here (not part of the concept, so that user strategies need not) also has
 //   trace(pos, band)            an angle_trace: the intermediate values it really formed, so a
 //                               report can say which step an error comes from
+//   held_position(pos)          the position as it holds it (float(pos), position_as<T>(pos), ...):
+//                               cos_sin(pos, band) depends on pos only through it, which lets
+//                               ropecheck/angle_batch.hpp reuse a row for positions holding the same
+//                               (cached<> has inner() instead)
 //
 // The strategies (the exact one, backed by the MPFR reference, is the judge's: ropecheck/judge/
 // exact_strategy.hpp in tools/judge, so that no kernel ever includes the reference it is checked against):
@@ -123,8 +127,9 @@ class direct_angle {
   explicit direct_angle(const rope_config& cfg, std::int64_t seq_len = 0)
       : freq_(compute_frequencies<T>(cfg, seq_len)) {}
 
+  [[nodiscard]] T held_position(std::int64_t pos) const { return position_as<T>(pos); }
   [[nodiscard]] T angle_in_type(std::int64_t pos, int band) const {
-    return T(position_as<T>(pos) * freq_.inv_freq[static_cast<std::size_t>(band)]);
+    return T(held_position(pos) * freq_.inv_freq[static_cast<std::size_t>(band)]);
   }
   [[nodiscard]] long double angle(std::int64_t pos, int band) const {
     return scalar_traits<T>::widen(angle_in_type(pos, band));
@@ -164,8 +169,9 @@ class hf_angle {
   explicit hf_angle(const rope_config& cfg, std::int64_t seq_len = 0)
       : freq_(hf_frequencies_fp32(cfg, seq_len)) {}
 
+  [[nodiscard]] float held_position(std::int64_t pos) const { return static_cast<float>(pos); }
   [[nodiscard]] float angle_fp32(std::int64_t pos, int band) const {
-    return static_cast<float>(pos) * freq_.inv_freq[static_cast<std::size_t>(band)];
+    return held_position(pos) * freq_.inv_freq[static_cast<std::size_t>(band)];
   }
   [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_fp32(pos, band); }
   [[nodiscard]] cos_sin_pair<Model> cos_sin(std::int64_t pos, int band) const {
@@ -203,9 +209,9 @@ class storage_positions {
   explicit storage_positions(const rope_config& cfg, std::int64_t seq_len = 0)
       : freq_(compute_frequencies<C>(cfg, seq_len)) {}
 
+  [[nodiscard]] C held_position(std::int64_t pos) const { return convert<C>(position_as<S>(pos)); }
   [[nodiscard]] C angle_in_type(std::int64_t pos, int band) const {
-    const C p = convert<C>(position_as<S>(pos));
-    return C(p * freq_.inv_freq[static_cast<std::size_t>(band)]);
+    return C(held_position(pos) * freq_.inv_freq[static_cast<std::size_t>(band)]);
   }
   [[nodiscard]] long double angle(std::int64_t pos, int band) const {
     return scalar_traits<C>::widen(angle_in_type(pos, band));
@@ -228,6 +234,7 @@ class storage_positions {
   [[nodiscard]] std::string name() const {
     return "positions_in_" + std::string(scalar_name<S>()) + "_" + std::string(scalar_name<C>());
   }
+  [[nodiscard]] const frequency_schedule<C>& frequencies() const { return freq_; }
 
  private:
   frequency_schedule<C> freq_;
@@ -313,8 +320,9 @@ class ggml_angle {
     }
   }
 
+  [[nodiscard]] float held_position(std::int64_t pos) const { return static_cast<float>(pos); }
   [[nodiscard]] float angle_fp32(std::int64_t pos, int band) const {
-    float theta = static_cast<float>(pos);
+    float theta = held_position(pos);
     for (int i = 0; i < band; ++i) theta *= theta_scale_;
     return finish_angle(theta, band);
   }
@@ -322,7 +330,7 @@ class ggml_angle {
   // bands: O(bands) instead of O(bands^2), bit-identical to angle_fp32(pos, i) for each i (the same
   // fp32 operations in the same order).
   void fill_angles(std::int64_t pos, std::span<float> out) const {
-    float theta = static_cast<float>(pos);
+    float theta = held_position(pos);
     for (int i = 0; i < bands_ && static_cast<std::size_t>(i) < out.size(); ++i) {
       if (i > 0) theta *= theta_scale_;
       out[static_cast<std::size_t>(i)] = finish_angle(theta, i);
@@ -352,6 +360,8 @@ class ggml_angle {
   }
   [[nodiscard]] int bands() const { return bands_; }
   [[nodiscard]] std::string name() const { return "ggml_float"; }
+  // The fp32 mscale cos_sin multiplies by.
+  [[nodiscard]] float attention_factor() const { return mscale_; }
 
  private:
   // The steps after the chain theta = p * theta_scale^band (ggml's rope_yarn).
@@ -421,6 +431,7 @@ class cached {
   [[nodiscard]] std::string name() const {
     return inner_.name() + "_cache_" + std::string(scalar_name<CacheT>());
   }
+  [[nodiscard]] const Inner& inner() const { return inner_; }
 
  private:
   Inner inner_;
@@ -450,7 +461,10 @@ class fast_sincos_angle {
   using value_type = float;
   explicit fast_sincos_angle(const rope_config& cfg, std::int64_t seq_len = 0) : angle_(cfg, seq_len) {}
 
+  [[nodiscard]] float held_position(std::int64_t pos) const { return angle_.held_position(pos); }
   [[nodiscard]] long double angle(std::int64_t pos, int band) const { return angle_.angle(pos, band); }
+  // The fp32 angle it forms (and the frequencies and attention factor it uses).
+  [[nodiscard]] const direct_angle<float>& formed_angle() const { return angle_; }
   [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const {
     const float a = angle_.angle_in_type(pos, band);
     const float af = angle_.frequencies().attention_factor;
