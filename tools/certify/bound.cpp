@@ -44,17 +44,34 @@ struct arithmetic {
   std::optional<format> cast;      // HF's cast to the model dtype, or the cache
 };
 
+// One row per name of strategies.hpp (a name missing here is rejected, so a new strategy needs its row).
 [[nodiscard]] std::optional<arithmetic> arithmetic_of(std::string_view name) {
-  arithmetic a;  // hf_float, fused_bf16 (fp32 angle and cos/sin, no cast), direct_float
-  if (name == "hf_float" || name == "fused_bf16" || name == "direct_float") return a;
-  if (name == "hf_bf16" || name == "cos_sin_cache_bf16") return a.cast = bf16, a;
-  if (name == "hf_float16") return a.cast = f16, a;
+  arithmetic a;  // fp32 position, product, cosf/sinf and af product; no cast
+  if (name == "hf_float" || name == "fused_bf16" || name == "direct_float") return a;  // fused: bf16 only in memory
+  if (name == "hf_bf16" || name == "cos_sin_cache_bf16") {
+    a.cast = bf16;  // HF's cos.to(bf16), or the bf16 cache of HF's fp32 pair: the same rounding
+    return a;
+  }
+  if (name == "hf_float16") {
+    a.cast = f16;
+    return a;
+  }
+  if (name == "bf16_positions") {
+    a.position = bf16;
+    return a;
+  }
+  if (name == "fast_sincos") {
+    a.eval = eval_kind::fast;  // direct_float's angle
+    return a;
+  }
+  if (name == "ggml_float") {
+    a.ggml_chain = true;
+    return a;
+  }
+  // Everything in one type; the 16-bit ones call cosf and round its result, then the af product, to T.
   if (name == "direct_double") return arithmetic{f64, f64, false, eval_kind::libm, f64, {}, f64, {}};
   if (name == "direct_float16") return arithmetic{f16, f16, false, eval_kind::libm, f32, f16, f16, {}};
   if (name == "eager_bf16") return arithmetic{bf16, bf16, false, eval_kind::libm, f32, bf16, bf16, {}};
-  if (name == "bf16_positions") return a.position = bf16, a;
-  if (name == "fast_sincos") return a.eval = eval_kind::fast, a;
-  if (name == "ggml_float") return a.ggml_chain = true, a;
   return std::nullopt;
 }
 
@@ -182,6 +199,37 @@ struct component_errors {
   return n_bits + significant_bits(theta_used) <= digits;
 }
 
+// ggml's chain theta_scale^j alone, before its finishing steps: the frequencies of the same config
+// without scaling for the rules whose chain uses the config's base (linear, YaRN, Llama-3, LongRoPE);
+// for none and the NTK rules (the runtime passes the scaled base) the chain is all there is.
+[[nodiscard]] std::vector<long double> ggml_chain_values(const rope_config& cfg, std::int64_t seq_len, std::int64_t n) {
+  rope_config plain = cfg;
+  const bool finished = cfg.scaling == scaling_kind::linear || cfg.scaling == scaling_kind::yarn ||
+                        cfg.scaling == scaling_kind::llama3 || cfg.scaling == scaling_kind::longrope;
+  if (finished) plain.scaling = scaling_kind::none;
+  const ggml_angle g(plain, seq_len);
+  std::vector<long double> out;
+  for (int b = 0; b < g.bands(); ++b) out.push_back(g.trace(n, b).inv_freq_used);
+  return out;
+}
+
+// The chain's roundings in band b, propagated to the angle: step j rounds a value <= n~ chain_j
+// (1 + u)^j by half an ulp of its binade, then is scaled by theta~_b / chain_j; each finishing step
+// rounds within u of a value whose propagated size is at most the largest angle (bound.hpp, R).
+[[nodiscard]] double ggml_chain_rounding(const std::vector<long double>& chain, int b, int finishing, double n_used,
+                                         long double theta_used) {
+  const double u = unit(f32);
+  double sum = 0;
+  for (int j = 1; j <= b; ++j) {
+    const long double cj = chain[static_cast<std::size_t>(j)];
+    const double v = static_cast<double>(n_used * cj) * std::pow(1 + u, j);
+    sum += half_ulp_below(v, 24, -126) * static_cast<double>(theta_used / cj);
+  }
+  const double largest_angle = static_cast<double>(n_used * theta_used);
+  sum += finishing * u * largest_angle;
+  return sum * std::pow(1 + 2 * u, b + finishing + 1);  // the propagation's own roundings
+}
+
 }  // namespace
 
 double half_ulp_below(double x, int digits, int emin) {
@@ -222,6 +270,7 @@ std::vector<bound_terms> applied_angle_terms(std::string_view implementation, co
   const bool overflow = n >= pf.max + half_ulp_below(pf.max, pf.digits, pf.emin);  // rounds to inf
   const double pos_tokens = position_rounding_tokens(max_position, pf.digits, pf.emin);
   const component_errors ce = libm_errors(*arith, k.attention_factor);
+  const std::vector<long double> chain = arith->ggml_chain ? ggml_chain_values(cfg, seq_len, max_position) : std::vector<long double>{};
   std::vector<bound_terms> out;
   for (int b = 0; b < ref.bands(); ++b) {
     bound_terms t;
@@ -243,9 +292,7 @@ std::vector<bound_terms> applied_angle_terms(std::string_view implementation, co
     } else if (!arith->ggml_chain && product_is_exact(n_used, used, arith->angle.digits)) {
       t.product = 0;  // e.g. band 0's theta~ = 1: p * 1 is exact
     } else if (arith->ggml_chain) {
-      const int steps = b + ggml_finishing_roundings(cfg.scaling);
-      const double u = unit(f32);
-      t.product = steps * u * largest_angle * std::pow(1 + 2 * u, steps + 1);
+      t.product = ggml_chain_rounding(chain, b, ggml_finishing_roundings(cfg.scaling), n_used, used);
     } else {
       t.product = half_ulp_below(largest_angle, arith->angle.digits, arith->angle.emin);
     }
@@ -300,14 +347,13 @@ namespace {
 
 std::vector<band_bound> applied_angle_bounds(std::string_view implementation, const rope_config& cfg,
                                              std::int64_t seq_len, std::int64_t max_position) {
-  const auto arith = arithmetic_of(implementation);
+  const auto arith = arithmetic_of(implementation);  // found: applied_angle_terms throws otherwise
   const auto terms = applied_angle_terms(implementation, cfg, seq_len, max_position);
   std::vector<band_bound> out;
   for (std::size_t b = 0; b < terms.size(); ++b) {
     const bound_terms& t = terms[b];
     band_bound bb;
     bb.angle_rad = t.total;
-    if (!arith) break;
     if (std::isinf(t.position)) {
       bb.why = "overflow: position " + std::to_string(max_position) + " rounds to inf in the position's dtype";
     } else if (std::isinf(t.total)) {

@@ -14,17 +14,21 @@
 // largest binade <= x in T (subnormal spacing respected), af the attention factor, A the largest
 // angle formed (N~ theta~, N~ the largest position the strategy holds).
 //
-// B = min(pi, F + P + R + S), +inf when a position <= N overflows its dtype, where
+// B = min(pi, F + P + R + S), +inf when a position <= N overflows its dtype or fast_sin's reduction
+// leaves its range, where
 //   F  frequency      N |theta~ - theta|: exact (p (theta~ - theta) is largest at p = N, which
 //                     every sweep evaluates); error_model.hpp section 3's k_freq is not used.
-//   P  position       hu_Tpos(N) theta~ when N > 2^digits(Tpos), else 0: every integer up to
-//                     2^digits is exact (so N = 2^24 costs fp32 nothing, 2^24 + 1 a token);
-//                     float16 positions >= 65520 round to inf (65505..65519 round to 65504): +inf.
-//   R  product        one rounding of p~ theta~ in the angle's dtype: hu_T(A) (section 3's "+1").
-//                     ggml: the chain theta_{i+1} = fl(theta_i * theta_scale) rounds once per band
-//                     step, then once per finishing operation (freq_factor division, freq_scale
-//                     product, YaRN's two products and sum), each within u_f32 of a value whose
-//                     propagated size is at most A: (b + finishing) u_f32 A (section 3's ggml chain,
+//   P  position       (max over p <= N of |p~ - p|) theta~: 0 while N <= 2^digits(Tpos) (every integer
+//                     is exact: N = 2^24 costs fp32 nothing, 2^24 + 1 a token); else the larger of
+//                     min(hu(N), N - 2^e) (the top binade [2^e, N] is only partly reached) and the full
+//                     binade below's quarter ulp. float16 positions >= 65520 round to inf (65505..65519
+//                     round to 65504): +inf.
+//   R  product        one rounding of p~ theta~ in the angle's dtype: hu_T(A) (section 3's "+1"); 0 when
+//                     the significands of N~ and theta~ fit in T together (band 0's theta~ = 1).
+//                     ggml: the chain theta_{j+1} = fl(theta_j * theta_scale) rounds at step j by
+//                     hu(N~ c_j) (c_j its exact chain value, from ggml_angle of the unscaled config),
+//                     propagated by theta~_b / c_j; each finishing step (freq_factor division,
+//                     freq_scale product, YaRN's two products and sum) by u_f32 A (section 3's chain,
 //                     here with the chain's constants' error already in F).
 //   S  sin/cos and every cast after them, as the angle they turn the pair by. glibc cosf/sinf and
 //                     cos/sin are < 1 ulp (section 2): <= 2 u relative; the multiply by af (when af
@@ -38,24 +42,39 @@
 //                     within X < pi/4 (slow bands, small N: about 2 E X). Subnormal results carry an
 //                     absolute error eta_T (half the subnormal spacing: 2^-25 in float16) instead:
 //                     + asin(sqrt(2) sum eta / (af (1 - E))).
-//   fast_sincos       S is fast_sin's instead (angle.hpp: |error| <= 1.1e-3 absolute on [-pi, pi]):
-//                     the arguments are first moved by the reduction with fp32 2 pi
-//                     (k |fl(2 pi) - 2 pi| + hu(A + pi), k <= A / 2 pi + 1) and, for cos, by
-//                     fl(x + fl(pi / 2)); components within af (1.1e-3 + shift) turn the pair by
-//                     asin(|d| / af). In bands whose angles stay below X <= 1/2 the parabola's own
-//                     Taylor bounds are tighter: with y = (4/pi^2) x (pi - x), fast = (1 - P) y + P y^2,
-//                     |fast_sin x - sin x| <= k0 x + q x^2 + x^3/6 (k0 = 1 - (1 - P) 4/pi = 0.01324,
-//                     the slope defect; q = max(P 16/pi^2, (1 - P) 4/pi^2)) and
-//                     |fast_cos x - cos x| <= c2 x^2 + (P 16/pi^4 + 1/24) x^4 (c2 = |1/2 - (1+P) 4/pi^2|),
-//                     i.e. relative errors E_s, E_c (+ 12 u_f32 for its fp32 operations), turning
-//                     the pair by at most atan(rho tan X) - X: about k0 X, the 1.32% short angles.
+//   fast_sincos       S is fast_sin's instead (angle.hpp: |error| <= 1.1e-3 absolute on [-pi, pi]).
+//                     The reduction r = x - fl(fl(2 pi) k), k = nearbyint(fl(x fl(1/2pi))), subtracts
+//                     exactly (Sterbenz) and shifts the argument by k |fl(2 pi) - 2 pi| + hu(x + pi);
+//                     cos first forms fl(x + fl(pi/2)) (+ its error and hu). Shifts a (cos), b (sin)
+//                     turn the pair by b cos^2 x + a sin^2 x <= max(|a|, |b|) (+ a^2 + b^2, next order);
+//                     the parabola's errors e by asin(|e|). A wrong k leaves |r| up to
+//                     2 pi (hu(x / 2 pi) + x |fl(1/2pi) - 1/2pi|) + shift past pi; up to 0.1 past it
+//                     the error grows by at most 0.15 per rad (fast' in [-1.13, -0.987] there), beyond
+//                     that: +inf (the parabola grows like r^2; from 2^28 both reductions give 0 and the
+//                     pair is (0, 0), an infinite error in the report). In bands whose angles stay below
+//                     X <= 1/2 the parabola's Taylor bounds are tighter: with y = (4/pi^2) x (pi - x),
+//                     fast = (1 - P) y + P y^2, |fast_sin x - sin x| <= k0 x + q x^2 + x^3/6
+//                     (k0 = 1 - (1 - P) 4/pi = 0.01324, the slope defect; q = max(P 16/pi^2,
+//                     (1 - P) 4/pi^2)) and |fast_cos x - cos x| <= c2 x^2 + (P 16/pi^4 + 1/24) x^4
+//                     (c2 = |1/2 - (1+P) 4/pi^2|), i.e. relative errors E_s, E_c (+ 12 u_f32 for its
+//                     fp32 operations), turning the pair by at most atan(rho tan X) - X: about k0 X,
+//                     the 1.32% short angles.
 //
-// Where B cannot be within 2x of the worst case, `why` says so a priori (the test prints the ratios):
-//   saturated    F + P + R + S >= pi: the error is reduced to (-pi, pi] and a sweep need not meet pi;
+// Where B may not be within 2x of the worst case, `why` says so a priori (the test prints the ratios).
+// A term of >= 3/4 of B that the arithmetic realises (F is realised at p = N) keeps it within 2x;
+// otherwise, in this order:
 //   overflow     +inf: a position rounds to inf in its dtype;
-//   ggml chain   b >= 8 roundings charged in full: they add like a random walk (~sqrt(b) u A);
-//   unaligned    the worst-case terms of different steps (frequency at p = N, the product's rounding
-//                and sin/cos's at other p) do not meet at one position, and no term dominates.
+//   fast_sin's reduction  +inf: the reduced argument may be far outside [-pi, pi];
+//   saturated    F + P + R + S >= pi: the error is reduced to (-pi, pi] and a sweep need not meet pi;
+//   ggml chain   R >= half of B: the chain's roundings have varying signs (a random walk);
+//   fast_sin     1.1e-3 is its worst over [-pi, pi]; a band whose angles stay below pi/2 meets less;
+//                past that, the reduction's roundings are charged in full and together;
+//   libm         S >= half of B and no cast: glibc rounds cos/sin almost correctly (0.5 ulp of the
+//                1-ulp allowance), and u relative only at the bottom of a binade;
+//   slow band    S >= half of B with a cast and angles below pi/4: the turn 2 E X needs the largest
+//                angles, formed by the last positions only, to be rounded by the full u;
+//   unaligned    no term is half of B: the worst cases of the terms fall on different positions.
+
 #pragma once
 
 #include <cstdint>
