@@ -440,7 +440,9 @@ certificate finalize(const partial_certificate& p) {
         std::to_string(ratio.band) + ", position " + at_position(ratio.position) + "); angle " + fmt("%.3g rad", angle.value) +
         ", " + fmt("%.3g tokens", tokens.value) + "; first > angle threshold " + at_position(f_angle.position) +
         ", first >= token threshold " + at_position(f_tokens.position) + ", first p ~ p+1 " + at_position(f_equal.position) +
-        (builtin ? fmt("; worst/bound %.2f", r_min) + fmt("..%.2f", r_max) + (holds ? "" : " BOUND EXCEEDED") : ""));
+        (!builtin ? std::string("; no error model (plugin)")
+         : std::isfinite(r_min) ? fmt("; worst/bound %.2f", r_min) + fmt("..%.2f", r_max) + (holds ? "" : " BOUND EXCEEDED")
+                                : std::string("; bound +inf in every band") + (holds ? "" : " BOUND EXCEEDED")));
   }
   out.result.pass = all_pass;
   j["verdict"] = all_pass ? "pass" : "fail";

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "plugin_loader.hpp"
+#include "ropecheck/angle_batch.hpp"
 #include "ropecheck/rope.hpp"
 #include "strategies.hpp"
 
@@ -28,23 +29,19 @@ std::string judge_dtype() {
   else static_assert(!sizeof(Storage), "the judge knows float32, bfloat16, float16 and float64");
 }
 
+// A strategy's blocks through angle_batch.hpp (bit-identical to its cos_sin, tested there): one per
+// thread, so that a block starting inside a run of equal held positions reuses the last row.
 template <class S>
 class strategy_source final : public block_source {
  public:
-  explicit strategy_source(std::shared_ptr<const S> s) : s_(std::move(s)) {}
+  explicit strategy_source(std::shared_ptr<const S> s) : s_(std::move(s)), blocks_(*s_) {}
   void fill(std::int64_t first, std::int64_t count, std::span<double> c, std::span<double> s) override {
-    const auto nb = static_cast<std::size_t>(s_->bands());
-    for (std::int64_t i = 0; i < count; ++i)
-      for (int b = 0; b < s_->bands(); ++b) {
-        const auto cs = s_->cos_sin(first + i, b);
-        const std::size_t k = static_cast<std::size_t>(i) * nb + static_cast<std::size_t>(b);
-        c[k] = static_cast<double>(detail::trace_value<long double>(cs.cos));
-        s[k] = static_cast<double>(detail::trace_value<long double>(cs.sin));
-      }
+    blocks_.fill(first, count, c, s);
   }
 
  private:
   std::shared_ptr<const S> s_;
+  cos_sin_blocks<S> blocks_;
 };
 
 struct entry {
