@@ -87,6 +87,8 @@ struct sweep {
   const std::vector<implementation>* impls = nullptr;
   std::vector<allowance_line> lines;  // per implementation
   std::vector<double> theta;  // per band, rad/token
+  std::vector<double> key_token_threshold;  // per band: measure_kernels.hpp's diamond key of token_threshold * theta
+  thresholds limits;
   double af = 1;
   std::int64_t max_position = 0;
   double angle_threshold = 0, token_threshold = 0;
@@ -97,12 +99,15 @@ struct sweep {
 // vectorises (certify_data.hpp's band_stats is their order-free summary). Values start at -1: every
 // figure is >= 0 (or +inf), so the first position always takes the maximum.
 struct band_arrays {
-  std::vector<double> angle, pair, ratio;
+  std::vector<double> angle, angle_key, pair, ratio;
   std::vector<double> angle_at, pair_at, ratio_at, first_angle, first_tokens;  // positions, exact as doubles (< 2^53)
   std::vector<std::int64_t> first_equal;
+  std::vector<int> pending;  // bands without both first crossings yet
   explicit band_arrays(std::size_t nb)
-      : angle(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
-        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1) {}
+      : angle(nb, -1), angle_key(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
+        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1) {
+    for (std::size_t b = 0; b < nb; ++b) pending.push_back(static_cast<int>(b));
+  }
   [[nodiscard]] band_stats summary(std::size_t b) const {
     band_stats s;
     auto at = [](double p) { return static_cast<std::int64_t>(p); };
@@ -121,7 +126,7 @@ struct worker {
   std::vector<std::unique_ptr<block_source>> sources;
   std::vector<double> ref_c_hi, ref_c_lo, ref_s_hi, ref_s_lo;  // af included
   std::vector<double> c, s;                                     // one implementation's block (+ halo row)
-  std::vector<double> err, ratio, pair;                         // one row's figures
+  std::vector<double> err, key, ratio, pair, need;              // one row's figures
   std::vector<band_arrays> stats;                               // [implementation]
   double t_ref = 0, t_impl = 0, t_measure = 0;
 };
@@ -185,15 +190,19 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
     const std::size_t r0 = static_cast<std::size_t>(i) * nb;
     const double* c = k.c.data() + r0;
     const double* s = k.s.data() + r0;
-    if constexpr (Precise)
+    const row_stats rs{st.angle.data(), st.angle_key.data(), st.pair.data(), st.ratio.data(), st.angle_at.data(),
+                       st.pair_at.data(), st.ratio_at.data(), st.first_angle.data(), st.first_tokens.data()};
+    const row_figures rf{err, k.key.data(), pair, ratio, k.need.data()};
+    const row_inputs ri{c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, w.theta.data()};
+    if constexpr (Precise) {
       measure_row_precise(c, s, k.ref_c_hi.data() + r0, k.ref_c_lo.data() + r0, k.ref_s_hi.data() + r0,
                           k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, ratio, pair);
-    else
-      measure_row_double(c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, nb, inv_af, line.fixed,
-                         p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data(), p, err, ratio, pair);
-    update_row({st.angle.data(), st.pair.data(), st.ratio.data(), st.angle_at.data(), st.pair_at.data(), st.ratio_at.data(),
-                st.first_angle.data(), st.first_tokens.data()},
-               err, ratio, pair, w.theta.data(), nb, p, w.angle_threshold, w.token_threshold);
+      std::fill(rf.key, rf.key + nb, 0.0);  // every err is exact here: no gross path reads a key
+    } else {
+      measure_row_double(c, s, ri.C, ri.S, nb, inv_af, line.fixed,
+                         p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data(), p, rf);
+    }
+    update_row(rs, rf, ri, nb, p, st.pending, w.limits);
     if (i + 1 < n || halo) {
       std::int64_t* fe = st.first_equal.data();
       for (std::size_t b = 0; b < nb; ++b)
@@ -257,6 +266,8 @@ certify_run run_certify(const certify_request& request, progress_callback progre
   w.max_position = part.inputs.max_position;
   w.angle_threshold = part.inputs.angle_threshold_rad;
   w.token_threshold = part.inputs.position_threshold_tokens;
+  for (const double t : w.theta) w.key_token_threshold.push_back(diamond_key(w.token_threshold * t));
+  w.limits = {w.angle_threshold, w.token_threshold, diamond_key(w.angle_threshold), w.key_token_threshold.data()};
   w.range = part.range;
 
   const int threads = request.threads > 0 ? request.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -271,7 +282,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
     const std::size_t cells = static_cast<std::size_t>(block_positions + 1) * nb;
     for (auto* v : {&k.ref_c_hi, &k.ref_c_lo, &k.ref_s_hi, &k.ref_s_lo, &k.c, &k.s}) v->assign(cells, 0.0);
     k.stats.assign(r.impls.size(), band_arrays(nb));
-    for (auto* v : {&k.err, &k.ratio, &k.pair}) v->assign(nb, 0.0);
+    for (auto* v : {&k.err, &k.key, &k.ratio, &k.pair, &k.need}) v->assign(nb, 0.0);
   }
 
   std::atomic<std::int64_t> next{0}, done{0};

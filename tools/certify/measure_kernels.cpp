@@ -3,20 +3,23 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "measure.hpp"
 
 namespace ropecheck::certify {
+namespace {
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double key_margin = 1.0 - 0x1p-40;
+}  // namespace
 
-// One position's bands in double (implementations with <= 24 significand bits): the applied angle
-// error by angle_of's Taylor series where |cross| <= dot / 16 (branch-free, so the loop vectorises),
-// angle_of itself elsewhere (gross errors), +inf for a non-finite or zero pair.
-// Built for AVX2 and for baseline x86-64 (target_clones, chosen at load time): the same IEEE
-// operations without FMA (the AVX2 target does not enable it), so the same bits.
-__attribute__((target_clones("avx2", "default"))) void measure_row_double(
+__attribute__((target_clones("avx2", "default"))) bool measure_row_double(
     const double* __restrict c, const double* __restrict s, const double* __restrict C, const double* __restrict S,
-    std::size_t nb, double inv_af, double fixed, const double* __restrict slope, std::int64_t p, double* __restrict err,
-    double* __restrict ratio, double* __restrict pair) {
+    std::size_t nb, double inv_af, double fixed, const double* __restrict slope, std::int64_t p, const row_figures& out) {
+  double* __restrict err = out.err;
+  double* __restrict key = out.key;
+  double* __restrict pair = out.pair;
+  double* __restrict ratio = out.ratio;
   const double pd = static_cast<double>(p);
   double lowest = 0;
   for (std::size_t b = 0; b < nb; ++b) {
@@ -31,53 +34,97 @@ __attribute__((target_clones("avx2", "default"))) void measure_row_double(
     t = 1.0 / 5 - x2 * t;
     t = 1.0 / 3 - x2 * t;
     const double e = std::fabs(x * (1.0 - x2 * t));
-    const bool ok = (dot > 0) & (std::fabs(cross) <= 0x1p-4 * dot);  // false for NaN too; & keeps the loop branch-free
+    const double ac = std::fabs(cross), ad = std::fabs(dot);
+    const bool ok = (dot > 0) & (ac <= 0x1p-4 * dot);  // false for NaN too; & keeps the loop branch-free
     err[b] = ok ? e : -1.0;
     lowest = ok ? lowest : -1.0;
+    const double kq = ac / (ad + ac);  // NaN for a zero or non-finite pair
+    const double k = dot >= 0 ? kq : 2.0 - kq;
+    key[b] = k == k ? k : inf;
     const double dc = std::fabs(cb - C[b]), ds = std::fabs(sb - S[b]);
-    const double pe = (dc < ds ? ds : dc) * inv_af;
+    const double pm = (dc < ds ? ds : dc) * inv_af;
+    const double pe = pm == pm ? pm : inf;  // a NaN component: an infinite error
     pair[b] = pe;
     ratio[b] = pe / (fixed + pd * slope[b]);
   }
-  if (lowest == 0) return;  // no -1: every band took the series
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (std::size_t b = 0; b < nb; ++b) {
-    if (err[b] >= 0) continue;
-    const double cb = c[b], sb = s[b];
-    if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
-      err[b] = pair[b] = ratio[b] = inf;
-      continue;
-    }
-    err[b] = std::fabs(report::detail::angle_of<double>(sb * C[b] - cb * S[b], cb * C[b] + sb * S[b]));
-  }
+  return lowest != 0;
 }
 
-// Raises the band arrays by one position's figures: strict >, so within a thread's increasing
-// sweep the first position reaching a maximum keeps it (merge breaks ties across threads likewise).
-__attribute__((target_clones("avx2", "default"))) void update_row(const row_stats& a, const double* __restrict err,
-                                                                   const double* __restrict ratio, const double* __restrict pair,
-                                                                   const double* __restrict theta, std::size_t nb, std::int64_t p,
-                                                                   double angle_threshold, double token_threshold) {
-  double* __restrict av = a.angle;
-  double* __restrict pv = a.pair;
-  double* __restrict rv = a.ratio;
-  double* __restrict ap = a.angle_at;
-  double* __restrict pp = a.pair_at;
-  double* __restrict rp = a.ratio_at;
-  double* __restrict fa = a.first_angle;
-  double* __restrict ft = a.first_tokens;
-  const double pd = static_cast<double>(p);
+namespace {
+// Two loops of few arrays each, with the pointers as arguments: g++ 12 vectorises these, not one loop
+// over every array of the two structs.
+__attribute__((target_clones("avx2", "default"))) void update_angles(
+    double* __restrict av, double* __restrict ak, double* __restrict ap, double* __restrict need,
+    const double* __restrict err, const double* __restrict key, std::size_t nb, double pd) {
   for (std::size_t b = 0; b < nb; ++b) {
-    const bool ua = err[b] > av[b], up = pair[b] > pv[b], ur = ratio[b] > rv[b];
-    av[b] = ua ? err[b] : av[b];
+    const double e = err[b];
+    const bool ua = e > av[b];
+    av[b] = ua ? e : av[b];
+    ak[b] = ua ? key[b] : ak[b];
     ap[b] = ua ? pd : ap[b];
+    // A gross value (err -1) whose key may beat the maximum's (or there is none yet: key -1). Keys are
+    // never NaN (measure_row_double), so >= is !(<).
+    need[b] = ((e < 0) & (key[b] >= ak[b] * key_margin)) ? 1.0 : 0.0;
+  }
+}
+__attribute__((target_clones("avx2", "default"))) bool any_set(const double* __restrict v, std::size_t nb) {
+  double any = 0;
+  for (std::size_t b = 0; b < nb; ++b) any = v[b] > any ? v[b] : any;
+  return any != 0;
+}
+__attribute__((target_clones("avx2", "default"))) void update_pairs(double* __restrict pv, double* __restrict pp,
+                                                                     double* __restrict rv, double* __restrict rp,
+                                                                     const double* __restrict pair,
+                                                                     const double* __restrict ratio, std::size_t nb, double pd) {
+  for (std::size_t b = 0; b < nb; ++b) {
+    const bool up = pair[b] > pv[b], ur = ratio[b] > rv[b];
     pv[b] = up ? pair[b] : pv[b];
     pp[b] = up ? pd : pp[b];
     rv[b] = ur ? ratio[b] : rv[b];
     rp[b] = ur ? pd : rp[b];
-    fa[b] = ((fa[b] < 0) & (err[b] > angle_threshold)) ? pd : fa[b];
-    ft[b] = ((ft[b] < 0) & (err[b] / theta[b] >= token_threshold)) ? pd : ft[b];
   }
+}
+
+double exact_error(double cb, double sb, double C, double S) {
+  if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) return inf;
+  return std::fabs(report::detail::angle_of<double>(sb * C - cb * S, cb * C + sb * S));
+}
+}  // namespace
+
+void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
+                std::vector<int>& pending, const thresholds& t) {
+  const double pd = static_cast<double>(p);
+  update_pairs(a.pair, a.pair_at, a.ratio, a.ratio_at, f.pair, f.ratio, nb, pd);
+  update_angles(a.angle, a.angle_key, a.angle_at, f.need, f.err, f.key, nb, pd);
+  if (any_set(f.need, nb)) {
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (f.need[b] == 0) continue;
+      const double e = exact_error(in.c[b], in.s[b], in.C[b], in.S[b]);
+      f.err[b] = e;
+      if (e > a.angle[b]) a.angle[b] = e, a.angle_key[b] = f.key[b], a.angle_at[b] = pd;
+    }
+  }
+  // First crossings, for the bands that have not crossed both thresholds yet (in a thread's increasing
+  // sweep the first crossing found is the thread's first).
+  std::size_t kept = 0;
+  for (const int band : pending) {
+    const auto b = static_cast<std::size_t>(band);
+    double e = f.err[b];
+    const bool angle_open = a.first_angle[b] < 0, tokens_open = a.first_tokens[b] < 0;
+    if (e < 0 && ((angle_open && !(f.key[b] < t.key_angle * key_margin)) ||
+                  (tokens_open && !(f.key[b] < t.key_tokens[b] * key_margin))))
+      f.err[b] = e = exact_error(in.c[b], in.s[b], in.C[b], in.S[b]);
+    if (angle_open && e > t.angle) a.first_angle[b] = pd;
+    if (tokens_open && e >= 0 && e / in.theta[b] >= t.tokens) a.first_tokens[b] = pd;
+    if (a.first_angle[b] < 0 || a.first_tokens[b] < 0) pending[kept++] = band;
+  }
+  pending.resize(kept);
+}
+
+double diamond_key(double psi) {
+  if (!(psi < std::numbers::pi)) return 2.0;
+  const double sn = std::sin(psi), cs = std::cos(psi);
+  return cs >= 0 ? sn / (cs + sn) : 2.0 - sn / (sn - cs);
 }
 
 }  // namespace ropecheck::certify

@@ -2,28 +2,59 @@
 // (engine.hpp gives the contract of each figure). Plain arrays in, plain arrays out, in their own
 // translation unit so that they vectorise, each built for AVX2 and for baseline x86-64
 // (target_clones): the same IEEE operations without FMA either way, so the same bits.
+//
+// Gross errors (|cross| > dot / 16, i.e. an applied angle error beyond ~1/16 rad, which is most values
+// of an fp32 strategy past ~2^26) would cost one atan2 each. Instead every value gets a monotone key of
+// its error, the diamond angle k = |cross| / (|dot| + |cross|) (dot >= 0) or 2 - that (dot < 0),
+// increasing with |psi| on [0, pi]; atan2 runs only where the key says the value could matter: a new
+// maximum or a threshold not crossed yet. The key is exact to a few ulps (|cross| >= |z| / 17 on the
+// gross path, and near pi the key is 2 - small), so a margin of 2^-40 relative is safe: a value whose
+// key is below (1 - 2^-40) times the maximum's key has a smaller error. The figures are therefore the
+// same as atan2 on every value would give.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ropecheck::certify {
 
-// For each band b: err[b] the applied angle error |angle((c + i s) conj(C + i S))|, pair[b] =
-// max(|c - C|, |s - S|) inv_af, ratio[b] = pair[b] / (fixed + p slope[b]) (the allowance line).
-// The angle by atan's Taylor series to x^17 / 17 where |cross| <= dot / 16 (truncation < 2^-76
-// relative, as report/measure.hpp's angle_of), atan2 elsewhere; +inf for a non-finite or zero pair.
-void measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
-                        double fixed, const double* slope, std::int64_t p, double* err, double* ratio, double* pair);
+// One position's figures per band.
+struct row_figures {
+  double *err, *key, *pair, *ratio, *need;  // need: scratch of update_row
+};
 
-// Running maxima (value and first position, strict >) and first positions over the thresholds (-1:
-// none yet). Positions are held as doubles (exact below 2^53) so that every select of the loop is on
-// doubles and it vectorises.
+// For each band b: err[b] the applied angle error |angle((c + i s) conj(C + i S))| where
+// |cross| <= dot / 16 (atan's Taylor series to x^17 / 17: truncation < 2^-76 relative, as
+// report/measure.hpp's angle_of), -1 elsewhere (update_row decides); key[b] the diamond key (+inf
+// for a non-finite or zero pair); pair[b] = max(|c - C|, |s - S|) inv_af; ratio[b] = pair[b] /
+// (fixed + p slope[b]) (the allowance line). Returns true when some err[b] is -1.
+bool measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
+                        double fixed, const double* slope, std::int64_t p, const row_figures& out);
+
+// Running maxima (value, the key of the angle's, and the first position, strict >) and first positions
+// over the thresholds (-1: none yet). Positions are held as doubles (exact below 2^53) so that every
+// select of the loops is on doubles and they vectorise.
 struct row_stats {
-  double *angle, *pair, *ratio;
+  double *angle, *angle_key, *pair, *ratio;
   double *angle_at, *pair_at, *ratio_at, *first_angle, *first_tokens;
 };
-void update_row(const row_stats& a, const double* err, const double* ratio, const double* pair, const double* theta,
-                std::size_t nb, std::int64_t p, double angle_threshold, double token_threshold);
+struct row_inputs {
+  const double *c, *s, *C, *S, *theta;  // the row's pairs, the reference's (af included), theta per band
+};
+struct thresholds {
+  double angle = 0, tokens = 0;
+  double key_angle = 0;                 // diamond_key(angle)
+  const double* key_tokens = nullptr;   // per band: diamond_key(tokens theta_b)
+};
+// Raises the statistics by one row: maxima of pair and ratio for every band; of the angle for every
+// exact err and, through atan2, for the gross values whose key may beat the maximum; first crossings
+// for the bands in `pending` (those still without both), atan2 for a gross value whose key may cross;
+// bands with both crossings leave `pending`. Writes the exact errors it computes into f.err.
+void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
+                std::vector<int>& pending, const thresholds& t);
+
+// The diamond key of an angle error psi >= 0 (2 for psi >= pi).
+[[nodiscard]] double diamond_key(double psi);
 
 }  // namespace ropecheck::certify
