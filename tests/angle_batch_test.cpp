@@ -233,6 +233,8 @@ TEST(CosSinBlockArguments, are_checked_and_an_empty_block_writes_nothing) {
   EXPECT_THROW(cos_sin_block(s, 0, -1, c, sn), std::invalid_argument);
   EXPECT_THROW(cos_sin_block(s, 0, 3, c, sn), std::invalid_argument);  // 3 rows of 64 in 128
   EXPECT_THROW(cos_sin_block(s, std::numeric_limits<std::int64_t>::max(), 2, c, sn), std::invalid_argument);
+  // first + count == INT64_MAX: the last position there is, the equality case of the overflow check
+  EXPECT_TRUE(block_equals_scalar(s, std::numeric_limits<std::int64_t>::max() - 2, 2));
   EXPECT_NO_THROW(cos_sin_block(s, 0, 2, c, sn));  // exactly the size needed: the equality case
   EXPECT_NO_THROW(cos_sin_block(s, 0, 0, std::span<double>(), std::span<double>()));
   std::vector<double> untouched(4, 7.0);
