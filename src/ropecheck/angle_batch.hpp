@@ -23,8 +23,8 @@
 //     come first in one loop the compiler may vectorise (the same products: ropecheck::core builds
 //     with -ffp-contract=off -fno-fast-math, so no FMA contraction and no reassociation).
 //   - sin/cos stay glibc's scalar sinf/cosf (g++ merges the pair into sincosf in cos_sin and here
-//     alike; angle_batch_test checks that sincosf gives sinf's and cosf's bits). A vector libm
-//     (libmvec) gives other bits and is not used.
+//     alike; angle_batch_test checks that sincosf gives sinf's and cosf's bits). No vector libm
+//     (libmvec): the contract is the scalar functions' bits, which it does not promise.
 #pragma once
 
 #include <algorithm>
