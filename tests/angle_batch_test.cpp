@@ -233,11 +233,44 @@ TEST(CosSinBlockArguments, are_checked_and_an_empty_block_writes_nothing) {
   EXPECT_THROW(cos_sin_block(s, 0, -1, c, sn), std::invalid_argument);
   EXPECT_THROW(cos_sin_block(s, 0, 3, c, sn), std::invalid_argument);  // 3 rows of 64 in 128
   EXPECT_THROW(cos_sin_block(s, std::numeric_limits<std::int64_t>::max(), 2, c, sn), std::invalid_argument);
+  // first + count == INT64_MAX: the last position there is, the equality case of the overflow check
+  EXPECT_TRUE(block_equals_scalar(s, std::numeric_limits<std::int64_t>::max() - 2, 2));
   EXPECT_NO_THROW(cos_sin_block(s, 0, 2, c, sn));  // exactly the size needed: the equality case
   EXPECT_NO_THROW(cos_sin_block(s, 0, 0, std::span<double>(), std::span<double>()));
   std::vector<double> untouched(4, 7.0);
   cos_sin_block(s, 5, 0, untouched, untouched);
   for (double v : untouched) EXPECT_EQ(bits(v), bits(7.0));
+}
+
+// from_float<T>(f) (the kernels' float -> bf16/fp16) is convert<T>(f), bit for bit: a stride over
+// every bit pattern, every rounding tie and its neighbours of both types (bf16: low 16 bits 0x8000;
+// fp16 normal: low 13 bits 0x1000; fp16 subnormal and the overflow edge: dense), infinities, NaNs
+// with payloads, signalling NaNs.
+template <class T>
+std::size_t from_float_mismatches(const std::vector<std::uint32_t>& patterns) {
+  std::size_t bad = 0;
+  for (const std::uint32_t u : patterns) {
+    const float f = std::bit_cast<float>(u);
+    if (scalar_traits<T>::bits(batch_detail::from_float<T>(f)) != scalar_traits<T>::bits(convert<T>(f))) ++bad;
+  }
+  return bad;
+}
+TEST(FromFloat, equals_convert_for_bfloat16_and_float16) {
+  std::vector<std::uint32_t> u;
+  for (std::uint64_t b = 0; b <= 0xffffffffu; b += 251) u.push_back(static_cast<std::uint32_t>(b));
+  for (std::uint32_t hi = 0; hi < 0x10000u; ++hi)
+    for (std::uint32_t lo : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) u.push_back(hi << 16 | lo);
+  for (std::uint32_t hi = 0; hi < (1u << 19); ++hi)
+    for (std::uint32_t lo : {0x0fffu, 0x1000u, 0x1001u}) u.push_back(hi << 13 | lo);
+  for (std::uint32_t b = 0x33000000u; b < 0x38800000u; b += 7) u.push_back(b);        // fp16 subnormals
+  for (std::uint32_t b = 0x477fe000u; b < 0x47800100u; ++b) u.push_back(b);           // fp16's overflow edge
+  for (std::uint32_t b : {0x7f800000u, 0x7f800001u, 0x7fa00000u, 0x7fc00000u, 0x7fc12345u, 0x7fffffffu}) {
+    u.push_back(b);
+    u.push_back(b | 0x80000000u);
+  }
+  for (std::size_t i = 0, n = u.size(); i < n; ++i) u.push_back(u[i] ^ 0x80000000u);  // both signs
+  EXPECT_EQ(from_float_mismatches<bfloat16>(u), 0u) << u.size() << " patterns";
+  EXPECT_EQ(from_float_mismatches<float16>(u), 0u) << u.size() << " patterns";
 }
 
 // The fast paths (and the scalar strategies: g++ merges cosf(a) and sinf(a) of one argument into a

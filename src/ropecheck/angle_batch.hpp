@@ -23,8 +23,8 @@
 //     come first in one loop the compiler may vectorise (the same products: ropecheck::core builds
 //     with -ffp-contract=off -fno-fast-math, so no FMA contraction and no reassociation).
 //   - sin/cos stay glibc's scalar sinf/cosf (g++ merges the pair into sincosf in cos_sin and here
-//     alike; angle_batch_test checks that sincosf gives sinf's and cosf's bits). A vector libm
-//     (libmvec) gives other bits and is not used.
+//     alike; angle_batch_test checks that sincosf gives sinf's and cosf's bits). No vector libm
+//     (libmvec): the contract is the scalar functions' bits, which it does not promise.
 #pragma once
 
 #include <algorithm>
@@ -50,6 +50,16 @@ template <class T>
 [[nodiscard]] inline double widen_exact(const T& x) {
   static_assert(scalar_traits<T>::digits <= 53, "cos_sin_block: value_type must widen exactly to double");
   return detail::trace_value<double>(x);
+}
+
+// convert<To>(f) of a float, without its long double round trip for the 16-bit types: a float
+// widened to long double is exact, so convert's round-to-odd step gives back f itself and what is
+// left is Eigen's float -> To (nearest even; a NaN becomes To's quiet NaN of its sign either way).
+// Checked against convert on every float class in tests/angle_batch_test.cpp.
+template <class To>
+[[nodiscard]] inline To from_float(float f) {
+  if constexpr (is_16bit_float_v<To>) return To(f);
+  else return convert<To>(f);
 }
 
 template <class T>
@@ -119,8 +129,8 @@ struct block_kernel<hf_angle<Model>> {
       const float ab = a[b];
       const float cb = std::cos(ab) * af;
       const float sb = std::sin(ab) * af;
-      c[b] = convert<Model>(cb);
-      s[b] = convert<Model>(sb);
+      c[b] = batch_detail::from_float<Model>(cb);  // convert<Model>(cb), as hf_angle::cos_sin
+      s[b] = batch_detail::from_float<Model>(sb);
     }
   }
 
@@ -227,8 +237,13 @@ struct block_kernel<cached<CacheT, Inner>> {
   void row(std::int64_t pos, std::span<CacheT> c, std::span<CacheT> s) {
     inner_.row(pos, c_, s_);
     for (std::size_t b = 0; b < c_.size(); ++b) {
-      c[b] = convert<CacheT>(c_[b]);
-      s[b] = convert<CacheT>(s_[b]);
+      if constexpr (std::is_same_v<inner_value, float>) {  // convert<CacheT>(float), as cached::cos_sin
+        c[b] = batch_detail::from_float<CacheT>(c_[b]);
+        s[b] = batch_detail::from_float<CacheT>(s_[b]);
+      } else {
+        c[b] = convert<CacheT>(c_[b]);
+        s[b] = convert<CacheT>(s_[b]);
+      }
     }
   }
 
