@@ -54,6 +54,7 @@
 #include "ropecheck/schedule.hpp"
 #include "cli_common.hpp"
 #include "certify/certify_cli.hpp"
+#include "certify/certificate.hpp"
 
 namespace {
 
@@ -345,6 +346,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rep->add_option("--out", out, "output folder")->capture_default_str();
   rep->add_flag("--no-plots", no_plots, "write CSV/JSON and an HTML without plots (no gnuplot needed)");
+  std::string certificate_file;
+  rep->add_option("--certificate", certificate_file,
+                  "show the figures of a certificate.json of the same convention (ropecheck certify) beside the sweep's")
+      ->check(CLI::ExistingFile);
   bool no_judge = false;
   rep->add_flag("--no-judge", no_judge,
                 "skip the judge's verdict per implementation (the verdict is then: no threshold crossed)");
@@ -426,13 +431,28 @@ int main(int argc, char** argv) {
     req.implementations = impls;
     req.judge = !no_judge;
 
+    std::optional<certify::certificate_reading> cert;
+    if (!certificate_file.empty()) {
+      std::ifstream f(certificate_file, std::ios::binary);
+      const std::string text{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+      cert = certify::read_certificate_figures(text, certificate_file);
+      if (!(cert->config == req.config))
+        throw std::invalid_argument("--certificate: " + certificate_file + " certifies another convention (" +
+                                    judge::convention_line(cert->config) + ") than the report's (" +
+                                    judge::convention_line(req.config) + ")");
+    }
     progress_bar bar("report");
-    const auto result = report::run_report(req, [&bar](std::int64_t d, std::int64_t t) { bar(d, t); });
+    auto result = report::run_report(req, [&bar](std::int64_t d, std::int64_t t) { bar(d, t); });
+    if (cert) result.certificate = cert->figures;
     report::write_options wo;
     wo.command = command;
     wo.plots = !no_plots;
     const auto written = report::write_report(result, out, wo);
     print_summary(result, written);
+    if (result.certificate)
+      std::printf("certificate %s: every position 0..%lld, verdict %s (shown in the report)\n",
+                  result.certificate->file.c_str(), static_cast<long long>(result.certificate->max_position),
+                  result.certificate->verdict.c_str());
     for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
     return 0;
   } catch (const std::exception& e) {

@@ -33,3 +33,16 @@ add_test(NAME cli.certify_ci_examples_merge_to_the_unsharded_certificate
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/certify/ci_examples_test.sh $<TARGET_FILE:ropecheck> ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/ci-examples)
 set_tests_properties(cli.certify_ci_examples_merge_to_the_unsharded_certificate PROPERTIES LABELS cli TIMEOUT 300)
+# The report embeds a certificate of its convention, and refuses one of another.
+ropecheck_cli_test(report_embeds_a_certificate 0 "certificate .*hf.json: every position 0..4095, verdict pass"
+                   report --preset llama3-8b --no-plots --no-judge --impl hf_float --max-position 4096
+                   --certificate ${cdir}/hf.json --out ${cdir}/report-with-certificate)
+set_tests_properties(cli.report_embeds_a_certificate PROPERTIES DEPENDS cli.certify_hf_float_passes)
+add_test(NAME cli.report_summary_json_has_the_certificate
+         COMMAND ${CMAKE_COMMAND} -DFILE=${cdir}/report-with-certificate/summary.json
+                 "-DMATCH=\"certificate\": {[^}]*\"verdict\": \"pass\",[^}]*\"max_position\": 4095"
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/file_matches.cmake)
+set_tests_properties(cli.report_summary_json_has_the_certificate PROPERTIES LABELS cli DEPENDS cli.report_embeds_a_certificate)
+ropecheck_cli_test(report_refuses_a_certificate_of_another_convention_exits_2 2 "certifies another convention"
+                   report --preset llama2-7b --no-plots --no-judge --certificate ${cdir}/hf.json --out ${cdir}/x-report)
+set_tests_properties(cli.report_refuses_a_certificate_of_another_convention_exits_2 PROPERTIES DEPENDS cli.certify_hf_float_passes)

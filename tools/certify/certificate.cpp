@@ -451,4 +451,50 @@ certificate finalize(const partial_certificate& p) {
   return out;
 }
 
+certificate_reading read_certificate_figures(const std::string& text, const std::string& origin) {
+  const reader r{origin};
+  ojson j;
+  try {
+    j = ojson::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    r.fail(std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != format_name)
+    r.fail("not a ropecheck certificate (format '" + std::string(format_name) + "')");
+  if (r.integer(r.at(j, "format_version", "the file"), "format_version") != format_version)
+    r.fail("format_version " + j["format_version"].dump() + " is not " + std::to_string(format_version));
+  if (r.str(r.at(j, "kind", "the file"), "kind") != "certificate")
+    r.fail("kind is '" + j["kind"].get<std::string>() + "': a partial; merge the shards first");
+  certificate_reading out;
+  const certificate_inputs in = inputs_from_json(r, r.at(j, "inputs", "the file"));
+  out.config = in.config;
+  auto& f = out.figures;
+  f.file = origin;
+  f.inputs_sha256 = r.str(r.at(j, "inputs_sha256", "the file"), "inputs_sha256");
+  f.verdict = r.str(r.at(j, "verdict", "the file"), "verdict");
+  f.max_position = in.max_position;
+  for (const auto& e : r.at(j, "implementations", "the file")) {
+    const std::string w = "implementations[]";
+    report::certificate_row row;
+    row.name = r.str(r.at(e, "name", w), w + ".name");
+    if (!r.at(e, "pass", w).is_boolean()) r.fail(w + ".pass is not a boolean");
+    row.pass = e["pass"].get<bool>();
+    const ojson& wr = r.at(e, "worst_ratio_to_allowance", w);
+    row.worst_ratio = r.num(r.at(wr, "value", w), w + ".worst_ratio_to_allowance.value");
+    row.worst_ratio_band = static_cast<int>(r.integer(r.at(wr, "band", w), w + ".worst_ratio_to_allowance.band"));
+    row.worst_ratio_position = r.pos(r.at(wr, "position", w), w + ".worst_ratio_to_allowance.position");
+    row.worst_angle_rad = r.num(r.at(r.at(e, "worst_angle_rad", w), "value", w), w + ".worst_angle_rad.value");
+    row.worst_position_tokens = r.num(r.at(r.at(e, "worst_position_tokens", w), "value", w), w + ".worst_position_tokens.value");
+    auto first = [&](const char* key) {
+      const ojson& v = r.at(e, key, w);
+      return v.is_null() ? std::int64_t{-1} : r.integer(r.at(v, "position", w), w + "." + key + ".position");
+    };
+    row.first_angle_over = first("first_angle_over_threshold");
+    row.first_tokens_over = first("first_position_error_over_threshold");
+    row.first_equal = first("first_adjacent_positions_equal");
+    f.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace ropecheck::certify

@@ -204,6 +204,25 @@ std::string report_html(const report_result& r, const write_options& o, const st
     h += "</ul>\n";
   }
 
+  // A certificate's figures (--certificate): every position 0..N, not the sweep's sample.
+  if (r.certificate) {
+    const auto& cert = *r.certificate;
+    h += "<h2>Certificate: every position 0.." + integer(cert.max_position) + ", every band</h2>\n<p>From <code>" +
+         html_escape(cert.file) + "</code> (inputs sha256 <code>" + html_escape(cert.inputs_sha256.substr(0, 16)) +
+         "&hellip;</code>): verdict <b>" + html_escape(cert.verdict) + "</b>.</p>\n<table class=\"verdicts\">\n"
+         "<tr><th class=\"text\">implementation</th><th>verdict</th><th>worst error / allowance (band, p)</th>"
+         "<th>worst applied angle error (rad)</th><th>worst position error (tokens)</th><th>first p over the angle "
+         "threshold</th><th>first p over the token threshold</th><th>first p with applied(p) = applied(p+1)</th></tr>\n";
+    for (const auto& x : cert.rows)
+      h += std::string("<tr class=\"") + (x.pass ? "pass" : "fail") + "\"><td class=\"text\"><code>" + html_escape(x.name) +
+           "</code></td><td class=\"verdict\">" + (x.pass ? "pass" : "fail") + "</td><td>" +
+           html_escape(short_number(x.worst_ratio)) + " (" + std::to_string(x.worst_ratio_band) + ", " +
+           never_or(x.worst_ratio_position) + ")</td><td>" + html_escape(short_number(x.worst_angle_rad)) + "</td><td>" +
+           html_escape(short_number(x.worst_position_tokens)) + "</td><td>" + never_or(x.first_angle_over) + "</td><td>" +
+           never_or(x.first_tokens_over) + "</td><td>" + never_or(x.first_equal) + "</td></tr>\n";
+    h += "</table>\n";
+  }
+
   // Plots.
   h += "<h2>Error against position</h2>\n";
   if (!plot_note.empty()) h += "<p class=\"note\">" + html_escape(plot_note) + "</p>\n";

@@ -247,6 +247,20 @@ std::string summary_json(const report_result& r, const write_options& /*options:
     j["mrope"] = {{"kind", std::string(to_string(q.config.mrope))},
                   {"mrope_section", q.config.mrope_section},
                   {"statement", mrope_statement(q.config)}};
+  if (r.certificate) {  // `--certificate`: its figures, as read (added last, like mrope)
+    const auto& c = *r.certificate;
+    ojson rows = ojson::array();
+    for (const auto& x : c.rows)
+      rows.push_back({{"name", x.name}, {"pass", x.pass}, {"worst_ratio_to_allowance", finite_or_null(x.worst_ratio)},
+                      {"worst_ratio_band", x.worst_ratio_band}, {"worst_ratio_position", x.worst_ratio_position},
+                      {"worst_angle_rad", finite_or_null(x.worst_angle_rad)},
+                      {"worst_position_tokens", finite_or_null(x.worst_position_tokens)},
+                      {"first_angle_over_threshold", x.first_angle_over},
+                      {"first_position_error_over_threshold", x.first_tokens_over},
+                      {"first_adjacent_positions_equal", x.first_equal}});
+    j["certificate"] = {{"file", c.file}, {"inputs_sha256", c.inputs_sha256}, {"verdict", c.verdict},
+                        {"max_position", c.max_position}, {"implementations", std::move(rows)}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,26 @@ struct timing {
   std::int64_t values = 0;             // positions x bands x implementations
 };
 
+// A certificate's figures shown beside the report (`ropecheck report --certificate FILE`): read from a
+// certificate.json of the same convention (tools/certify/certificate.hpp's read_certificate_figures).
+struct certificate_row {
+  std::string name;
+  bool pass = false;
+  double worst_ratio = 0;          // worst error / the judge's allowance, over every position and band
+  int worst_ratio_band = -1;
+  std::int64_t worst_ratio_position = -1;
+  double worst_angle_rad = 0;      // worst applied angle error
+  double worst_position_tokens = 0;
+  std::int64_t first_angle_over = -1, first_tokens_over = -1, first_equal = -1;  // -1 = never
+};
+struct certificate_figures {
+  std::string file;
+  std::string inputs_sha256;
+  std::string verdict;             // "pass" / "fail"
+  std::int64_t max_position = 0;   // every position 0..max_position was checked
+  std::vector<certificate_row> rows;
+};
+
 struct report_result {
   report_request request;
   double attention_factor = 1;
@@ -168,6 +189,7 @@ struct report_result {
   timing time;
   std::string ropecheck_version;
   std::string reference_precision;     // "MPFR 256 bits (fast path: 64.192 fixed point + double-double)"
+  std::optional<certificate_figures> certificate;  // --certificate: shown beside the sweep's figures
 };
 
 }  // namespace ropecheck::report
