@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bound.hpp"
+#include "config_to_json.hpp"
 #include "implementations.hpp"
 #include "ropecheck/reference/reference.hpp"
 
@@ -27,38 +28,11 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 // Writing.
 ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson("inf"); }
 ojson pos_json(std::int64_t p) { return p < 0 ? ojson(nullptr) : ojson(p); }
-ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
-
-ojson config_json(const rope_config& c) {
-  ojson j;
-  j["head_dim"] = c.head_dim;
-  j["rotary_dim"] = c.rotary_dim;
-  j["base"] = c.base;
-  j["layout"] = std::string(to_string(c.pair_layout));
-  j["outputs"] = std::string(to_string(c.outputs));
-  j["mrope"] = std::string(to_string(c.mrope));
-  j["mrope_section"] = c.mrope_section;
-  j["scaling"] = std::string(to_string(c.scaling));
-  j["factor"] = c.factor;
-  j["max_position_embeddings"] = c.max_position_embeddings;
-  j["original_max_position_embeddings"] = c.original_max_position_embeddings;
-  j["beta_fast"] = c.beta_fast;
-  j["beta_slow"] = c.beta_slow;
-  j["truncate"] = c.truncate;
-  j["attention_factor"] = optional_number(c.attention_factor);
-  j["mscale"] = optional_number(c.mscale);
-  j["mscale_all_dim"] = optional_number(c.mscale_all_dim);
-  j["low_freq_factor"] = c.low_freq_factor;
-  j["high_freq_factor"] = c.high_freq_factor;
-  j["short_factor"] = c.short_factor;
-  j["long_factor"] = c.long_factor;
-  return j;
-}
 
 ojson inputs_json(const certificate_inputs& in) {
   ojson j;
   j["config_name"] = in.config_name;
-  j["config"] = config_json(in.config);
+  j["config"] = report::config_to_json(in.config);
   j["config_notes"] = in.config_notes;
   ojson impls = ojson::array();
   for (const auto& i : in.implementations)
@@ -216,6 +190,22 @@ certificate_inputs inputs_from_json(const reader& r, const ojson& j) {
   return in;
 }
 
+// The file's JSON after its format, format_version and kind are checked.
+ojson parse_file(const reader& r, const std::string& text, const char* kind, const char* wrong_kind) {
+  ojson j;
+  try {
+    j = ojson::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    r.fail(std::string("not JSON: ") + e.what());
+  }
+  if (r.str(r.at(j, "format", "the file"), "format") != format_name) r.fail("format is not '" + std::string(format_name) + "'");
+  if (r.integer(r.at(j, "format_version", "the file"), "format_version") != format_version)
+    r.fail("format_version " + j["format_version"].dump() + " is not " + std::to_string(format_version));
+  const std::string k = r.str(r.at(j, "kind", "the file"), "kind");
+  if (k != kind) r.fail("kind is '" + k + "': " + wrong_kind);
+  return j;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The verdict's pieces.
 std::string fmt(const char* f, double v) {
@@ -271,18 +261,8 @@ std::string partial_json(const partial_certificate& p) {
 
 partial_certificate read_partial(const std::string& text, const std::string& origin) {
   const reader r{origin};
-  ojson j;
-  try {
-    j = ojson::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    r.fail(std::string("not JSON: ") + e.what());
-  }
+  const ojson j = parse_file(r, text, "partial", "merge reads partials (certify --shard k/N)");
   r.only(j, {"format", "format_version", "kind", "inputs", "inputs_sha256", "shard", "implementations"}, "the file");
-  if (r.str(r.at(j, "format", "the file"), "format") != format_name) r.fail("format is not '" + std::string(format_name) + "'");
-  if (r.integer(r.at(j, "format_version", "the file"), "format_version") != format_version)
-    r.fail("format_version " + r.at(j, "format_version", "").dump() + " is not " + std::to_string(format_version));
-  if (r.str(r.at(j, "kind", "the file"), "kind") != "partial")
-    r.fail("kind is '" + j["kind"].get<std::string>() + "': merge reads partials (certify --shard k/N)");
   partial_certificate p;
   p.inputs = inputs_from_json(r, r.at(j, "inputs", "the file"));
   if (r.str(r.at(j, "inputs_sha256", "the file"), "inputs_sha256") != inputs_hash(inputs_json(p.inputs)))
@@ -453,18 +433,7 @@ certificate finalize(const partial_certificate& p) {
 
 certificate_reading read_certificate_figures(const std::string& text, const std::string& origin) {
   const reader r{origin};
-  ojson j;
-  try {
-    j = ojson::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    r.fail(std::string("not JSON: ") + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || j["format"] != format_name)
-    r.fail("not a ropecheck certificate (format '" + std::string(format_name) + "')");
-  if (r.integer(r.at(j, "format_version", "the file"), "format_version") != format_version)
-    r.fail("format_version " + j["format_version"].dump() + " is not " + std::to_string(format_version));
-  if (r.str(r.at(j, "kind", "the file"), "kind") != "certificate")
-    r.fail("kind is '" + j["kind"].get<std::string>() + "': a partial; merge the shards first");
+  const ojson j = parse_file(r, text, "certificate", "a partial: merge the shards first");
   certificate_reading out;
   const certificate_inputs in = inputs_from_json(r, r.at(j, "inputs", "the file"));
   out.config = in.config;

@@ -2,14 +2,10 @@
 #include "engine.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <exception>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -20,6 +16,7 @@
 #include "implementations.hpp"
 #include "measure_kernels.hpp"
 #include "measure.hpp"
+#include "parallel.hpp"
 #include "ropecheck/judge/allowance.hpp"
 #include "ropecheck/reference/reference.hpp"
 
@@ -285,41 +282,13 @@ certify_run run_certify(const certify_request& request, progress_callback progre
     for (auto* v : {&k.err, &k.key, &k.ratio, &k.pair, &k.need}) v->assign(nb, 0.0);
   }
 
-  std::atomic<std::int64_t> next{0}, done{0};
-  std::mutex m;
-  std::condition_variable cv;
-  int running = threads;
-  std::exception_ptr error;
   const auto t_start = clock_type::now();
-  {
-    std::vector<std::jthread> pool;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        worker& k = workers[static_cast<std::size_t>(t)];
-        for (std::int64_t i; (i = next.fetch_add(1)) < blocks;) {
-          const std::int64_t first = part.range.first + i * block_positions;
-          const std::int64_t last = std::min(part.range.last, first + block_positions - 1);
-          try {
-            run_block(w, k, first, last);
-          } catch (...) {
-            const std::lock_guard lock(m);
-            if (!error) error = std::current_exception();
-            next.store(blocks);
-          }
-          done.fetch_add((last - first + 1) * per_position);
-        }
-        const std::lock_guard lock(m);
-        if (--running == 0) cv.notify_all();
-      });
-    std::unique_lock lock(m);
-    while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return running == 0; })) {
-      lock.unlock();
-      if (progress) progress(done.load(), total);
-      lock.lock();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  if (progress) progress(total, total);
+  report::parallel_for(static_cast<std::size_t>(blocks), threads, total, progress, [&](std::size_t i, int t) {
+    const std::int64_t first = part.range.first + static_cast<std::int64_t>(i) * block_positions;
+    const std::int64_t last = std::min(part.range.last, first + block_positions - 1);
+    run_block(w, workers[static_cast<std::size_t>(t)], first, last);
+    return (last - first + 1) * per_position;
+  });
 
   part.stats.assign(r.impls.size(), std::vector<band_stats>(nb));
   certify_timing& tm = run.timing;

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstddef>
 #include <exception>
 #include <limits>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "measure.hpp"
+#include "parallel.hpp"
 #include "registry.hpp"
 #include "strategy_outputs.hpp"
 #include "ropecheck/reference/reference.hpp"
@@ -266,44 +266,6 @@ std::vector<impl_partial> run_segment(const sweep& w, const segment& seg) {
   return out;
 }
 
-// Runs f(i) for i in [0, n) on `threads` workers, reporting progress from the calling thread.
-template <class F>
-void parallel_for(std::size_t n, int threads, const std::vector<std::int64_t>& weight, std::int64_t total,
-                  const progress_callback& progress, F f) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::int64_t> done{0};
-  std::mutex m;
-  std::condition_variable cv;
-  int running = threads;
-  std::exception_ptr error;
-  {
-    std::vector<std::jthread> pool;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&] {
-        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
-          try {
-            f(i);
-          } catch (...) {
-            const std::lock_guard lock(m);
-            if (!error) error = std::current_exception();
-            next.store(n);
-          }
-          done.fetch_add(weight[i]);
-        }
-        const std::lock_guard lock(m);
-        if (--running == 0) cv.notify_all();
-      });
-    std::unique_lock lock(m);
-    while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return running == 0; })) {
-      lock.unlock();
-      if (progress) progress(done.load(), total);
-      lock.lock();
-    }
-  }
-  if (error) std::rethrow_exception(error);
-  if (progress) progress(total, total);
-}
-
 // The reference's own cos_sin throughput, and MPFR's time per value, on the same threads.
 struct reference_speed {
   double fast_values_per_second = 0;
@@ -479,8 +441,10 @@ report_result run_report(const report_request& request, progress_callback progre
 
   std::vector<std::vector<impl_partial>> partials(plan.segments.size());
   const auto t_sweep = clock_type::now();
-  parallel_for(plan.segments.size(), req.threads, weight, total, progress,
-               [&](std::size_t i) { partials[i] = run_segment(w, plan.segments[i]); });
+  parallel_for(plan.segments.size(), req.threads, total, progress, [&](std::size_t i, int) {
+    partials[i] = run_segment(w, plan.segments[i]);
+    return weight[i];
+  });
   const double sweep_seconds = seconds_since(t_sweep);
 
   // Merge in segment order.

@@ -2,6 +2,8 @@
 // scripts are plots.cpp, the HTML html.cpp, what they share output_common.hpp.
 #include "output.hpp"
 
+#include "config_to_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "html.hpp"
@@ -18,31 +20,7 @@ using namespace detail;
 
 using ojson = nlohmann::ordered_json;
 
-ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
 ojson finite_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
-
-ojson config_json(const rope_config& c) {
-  ojson j;
-  j["head_dim"] = c.head_dim;
-  j["rotary_dim"] = c.rotary_dim;
-  j["base"] = c.base;
-  j["layout"] = std::string(to_string(c.pair_layout));
-  j["scaling"] = std::string(to_string(c.scaling));
-  j["factor"] = c.factor;
-  j["max_position_embeddings"] = c.max_position_embeddings;
-  j["original_max_position_embeddings"] = c.original_max_position_embeddings;
-  j["beta_fast"] = c.beta_fast;
-  j["beta_slow"] = c.beta_slow;
-  j["truncate"] = c.truncate;
-  j["attention_factor"] = optional_number(c.attention_factor);
-  j["mscale"] = optional_number(c.mscale);
-  j["mscale_all_dim"] = optional_number(c.mscale_all_dim);
-  j["low_freq_factor"] = c.low_freq_factor;
-  j["high_freq_factor"] = c.high_freq_factor;
-  j["short_factor"] = c.short_factor;
-  j["long_factor"] = c.long_factor;
-  return j;
-}
 
 }  // namespace
 
@@ -168,7 +146,7 @@ std::string summary_json(const report_result& r, const write_options& /*options:
   j["reference_precision"] = r.reference_precision;
   ojson req;
   req["config_name"] = q.config_name;
-  req["config"] = config_json(q.config);
+  req["config"] = config_to_json(q.config);
   req["train_length"] = q.train_length;
   req["eval_length"] = q.eval_length;
   req["max_position"] = q.max_position;
