@@ -98,7 +98,7 @@ struct sweep {
 struct band_arrays {
   std::vector<double> angle, angle_key, pair, ratio;
   std::vector<double> angle_at, pair_at, ratio_at, first_angle, first_tokens;  // positions, exact as doubles (< 2^53)
-  std::vector<std::int64_t> first_equal;
+  std::vector<double> first_equal;
   std::vector<int> pending;  // bands without both first crossings yet
   explicit band_arrays(std::size_t nb)
       : angle(nb, -1), angle_key(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
@@ -113,7 +113,7 @@ struct band_arrays {
     if (ratio_at[b] >= 0) s.ratio = {ratio[b], at(ratio_at[b])};
     s.first_angle_over = at(first_angle[b]);
     s.first_tokens_over = at(first_tokens[b]);
-    s.first_equal_next = first_equal[b];
+    s.first_equal_next = at(first_equal[b]);
     return s;
   }
 };
@@ -144,14 +144,6 @@ void reference_block(const sweep& w, worker& k, std::int64_t first, std::int64_t
   }
 }
 
-// Parallel pairs: cross product exactly 0 (each product's rounding error from an FMA, so the test is
-// exact for double values too) and dot product > 0.
-bool parallel(double c1, double s1, double c2, double s2) {
-  const double p = c1 * s2, q = s1 * c2;
-  if (p != q) return false;
-  if (std::fma(c1, s2, -p) != std::fma(s1, c2, -q)) return false;
-  return c1 * c2 + s1 * s2 > 0;
-}
 
 // The same in long double with the reference's lo parts (double implementations).
 void measure_row_precise(const double* c, const double* s, const double* Ch, const double* Cl, const double* Sh,
@@ -201,9 +193,13 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
     }
     update_row(rs, rf, ri, nb, p, st.pending, w.limits);
     if (i + 1 < n || halo) {
-      std::int64_t* fe = st.first_equal.data();
-      for (std::size_t b = 0; b < nb; ++b)
-        if (fe[b] < 0 && parallel(c[b], s[b], c[nb + b], s[nb + b])) fe[b] = p;
+      if constexpr (Precise) {
+        double* fe = st.first_equal.data();
+        for (std::size_t b = 0; b < nb; ++b)
+          if (fe[b] < 0 && parallel_exact(c[b], s[b], c[nb + b], s[nb + b])) fe[b] = static_cast<double>(p);
+      } else {
+        update_equal_next(st.first_equal.data(), c, s, c + nb, s + nb, nb, p);
+      }
     }
   }
 }
@@ -269,7 +265,10 @@ certify_run run_certify(const certify_request& request, progress_callback progre
 
   const int threads = request.threads > 0 ? request.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const std::int64_t positions = std::max<std::int64_t>(0, part.range.last - part.range.first + 1);
-  const std::int64_t blocks = (positions + block_positions - 1) / block_positions;
+  // Blocks at absolute multiples of block_positions (the dense reference's anchors fall on block
+  // starts); a slice's first and last block may be partial.
+  const std::int64_t block0 = part.range.first / block_positions;
+  const std::int64_t blocks = positions == 0 ? 0 : part.range.last / block_positions - block0 + 1;
   const std::int64_t per_position = static_cast<std::int64_t>(bands) * static_cast<std::int64_t>(r.impls.size());
   const std::int64_t total = positions * per_position;
 
@@ -284,8 +283,9 @@ certify_run run_certify(const certify_request& request, progress_callback progre
 
   const auto t_start = clock_type::now();
   report::parallel_for(static_cast<std::size_t>(blocks), threads, total, progress, [&](std::size_t i, int t) {
-    const std::int64_t first = part.range.first + static_cast<std::int64_t>(i) * block_positions;
-    const std::int64_t last = std::min(part.range.last, first + block_positions - 1);
+    const std::int64_t start = (block0 + static_cast<std::int64_t>(i)) * block_positions;
+    const std::int64_t first = std::max(part.range.first, start);
+    const std::int64_t last = std::min(part.range.last, start + block_positions - 1);
     run_block(w, workers[static_cast<std::size_t>(t)], first, last);
     return (last - first + 1) * per_position;
   });

@@ -121,6 +121,23 @@ void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, 
   pending.resize(kept);
 }
 
+__attribute__((target_clones("avx2", "default"))) void update_equal_next(
+    double* __restrict first_equal, const double* __restrict c, const double* __restrict s, const double* __restrict cn,
+    const double* __restrict sn, std::size_t nb, std::int64_t p) {
+  const double pd = static_cast<double>(p);
+  for (std::size_t b = 0; b < nb; ++b) {
+    const bool eq = (c[b] * sn[b] == s[b] * cn[b]) & (c[b] * cn[b] + s[b] * sn[b] > 0);
+    first_equal[b] = ((first_equal[b] < 0) & eq) ? pd : first_equal[b];
+  }
+}
+
+bool parallel_exact(double c1, double s1, double c2, double s2) {
+  const double p = c1 * s2, q = s1 * c2;
+  if (p != q) return false;
+  if (std::fma(c1, s2, -p) != std::fma(s1, c2, -q)) return false;
+  return c1 * c2 + s1 * s2 > 0;
+}
+
 double diamond_key(double psi) {
   if (!(psi < std::numbers::pi)) return 2.0;
   const double sn = std::sin(psi), cs = std::cos(psi);

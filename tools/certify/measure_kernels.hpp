@@ -54,6 +54,14 @@ struct thresholds {
 void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
                 std::vector<int>& pending, const thresholds& t);
 
+// first_equal[b] = p (a position, as a double) where it is still -1 and the pair (c, s) is parallel to
+// the next position's (cn, sn): cross product 0 and dot product > 0. Exact for values of <= 24
+// significand bits (their products are exact in double); double values use parallel_exact.
+void update_equal_next(double* first_equal, const double* c, const double* s, const double* cn, const double* sn,
+                       std::size_t nb, std::int64_t p);
+// The same test exactly for any doubles (each product's rounding error from an FMA).
+[[nodiscard]] bool parallel_exact(double c1, double s1, double c2, double s2);
+
 // The diamond key of an angle error psi >= 0 (2 for psi >= pi).
 [[nodiscard]] double diamond_key(double psi);
 
