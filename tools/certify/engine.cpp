@@ -123,7 +123,7 @@ struct worker {
   std::vector<std::unique_ptr<block_source>> sources;
   std::vector<double> ref_c_hi, ref_c_lo, ref_s_hi, ref_s_lo;  // af included
   std::vector<double> c, s;                                     // one implementation's block (+ halo row)
-  std::vector<double> err, key, ratio, pair, need;              // one row's figures
+  std::vector<double> err, key, allow, pair, need;              // one row's figures
   std::vector<band_arrays> stats;                               // [implementation]
   double t_ref = 0, t_impl = 0, t_measure = 0;
 };
@@ -148,20 +148,20 @@ void reference_block(const sweep& w, worker& k, std::int64_t first, std::int64_t
 // The same in long double with the reference's lo parts (double implementations).
 void measure_row_precise(const double* c, const double* s, const double* Ch, const double* Cl, const double* Sh,
                          const double* Sl, std::size_t nb, double inv_af, const allowance_line& line, std::int64_t p,
-                         double* err, double* ratio, double* pair) {
+                         double* err, double* allow, double* pair) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
   for (std::size_t b = 0; b < nb; ++b) {
     const double cb = c[b], sb = s[b];
     if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
-      err[b] = pair[b] = ratio[b] = inf;
+      err[b] = pair[b] = inf;
+      allow[b] = 1;
       continue;
     }
     const long double C = static_cast<long double>(Ch[b]) + Cl[b], S = static_cast<long double>(Sh[b]) + Sl[b];
     err[b] = static_cast<double>(std::fabs(report::detail::angle_of<long double>(sb * C - cb * S, cb * C + sb * S)));
-    const double pe = static_cast<double>(std::max(std::fabs(cb - C), std::fabs(sb - S))) * inv_af;
-    pair[b] = pe;
-    ratio[b] = pe / (line.fixed + static_cast<double>(p) * slope[b]);
+    pair[b] = static_cast<double>(std::max(std::fabs(cb - C), std::fabs(sb - S))) * inv_af;
+    allow[b] = line.fixed + static_cast<double>(p) * slope[b];
   }
 }
 
@@ -172,7 +172,7 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
   band_arrays& st = k.stats[impl];
   const double inv_af = 1.0 / w.af;
   double* err = k.err.data();
-  double* ratio = k.ratio.data();
+  double* allow = k.allow.data();
   double* pair = k.pair.data();
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t p = first + i;
@@ -181,11 +181,11 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
     const double* s = k.s.data() + r0;
     const row_stats rs{st.angle.data(), st.angle_key.data(), st.pair.data(), st.ratio.data(), st.angle_at.data(),
                        st.pair_at.data(), st.ratio_at.data(), st.first_angle.data(), st.first_tokens.data()};
-    const row_figures rf{err, k.key.data(), pair, ratio, k.need.data()};
+    const row_figures rf{err, k.key.data(), pair, allow, k.need.data()};
     const row_inputs ri{c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, w.theta.data()};
     if constexpr (Precise) {
       measure_row_precise(c, s, k.ref_c_hi.data() + r0, k.ref_c_lo.data() + r0, k.ref_s_hi.data() + r0,
-                          k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, ratio, pair);
+                          k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, allow, pair);
       std::fill(rf.key, rf.key + nb, 0.0);  // every err is exact here: no gross path reads a key
     } else {
       measure_row_double(c, s, ri.C, ri.S, nb, inv_af, line.fixed,
@@ -278,7 +278,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
     const std::size_t cells = static_cast<std::size_t>(block_positions + 1) * nb;
     for (auto* v : {&k.ref_c_hi, &k.ref_c_lo, &k.ref_s_hi, &k.ref_s_lo, &k.c, &k.s}) v->assign(cells, 0.0);
     k.stats.assign(r.impls.size(), band_arrays(nb));
-    for (auto* v : {&k.err, &k.key, &k.ratio, &k.pair, &k.need}) v->assign(nb, 0.0);
+    for (auto* v : {&k.err, &k.key, &k.allow, &k.pair, &k.need}) v->assign(nb, 0.0);
   }
 
   const auto t_start = clock_type::now();

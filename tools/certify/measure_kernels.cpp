@@ -11,6 +11,7 @@ namespace ropecheck::certify {
 namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double key_margin = 1.0 - 0x1p-40;
+constexpr double ratio_margin = 1.0 - 0x1p-45;
 }  // namespace
 
 __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
@@ -19,7 +20,7 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
   double* __restrict err = out.err;
   double* __restrict key = out.key;
   double* __restrict pair = out.pair;
-  double* __restrict ratio = out.ratio;
+  double* __restrict allow = out.allow;
   const double pd = static_cast<double>(p);
   double lowest = 0;
   for (std::size_t b = 0; b < nb; ++b) {
@@ -45,7 +46,7 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
     const double pm = (dc < ds ? ds : dc) * inv_af;
     const double pe = pm == pm ? pm : inf;  // a NaN component: an infinite error
     pair[b] = pe;
-    ratio[b] = pe / (fixed + pd * slope[b]);
+    allow[b] = fixed + pd * slope[b];
   }
   return lowest != 0;
 }
@@ -72,16 +73,18 @@ __attribute__((target_clones("avx2", "default"))) bool any_set(const double* __r
   for (std::size_t b = 0; b < nb; ++b) any = v[b] > any ? v[b] : any;
   return any != 0;
 }
+// The pair's maximum, and the candidates for the ratio's: the ratio pair / allowance is a division,
+// so it is formed only where it may beat the maximum, pair >= (1 - 2^-45) max allow (a value below
+// that has a quotient below the maximum even after both roundings): need[b] = 1 there.
 __attribute__((target_clones("avx2", "default"))) void update_pairs(double* __restrict pv, double* __restrict pp,
-                                                                     double* __restrict rv, double* __restrict rp,
+                                                                     const double* __restrict rv, double* __restrict need,
                                                                      const double* __restrict pair,
-                                                                     const double* __restrict ratio, std::size_t nb, double pd) {
+                                                                     const double* __restrict allow, std::size_t nb, double pd) {
   for (std::size_t b = 0; b < nb; ++b) {
-    const bool up = pair[b] > pv[b], ur = ratio[b] > rv[b];
+    const bool up = pair[b] > pv[b];
     pv[b] = up ? pair[b] : pv[b];
     pp[b] = up ? pd : pp[b];
-    rv[b] = ur ? ratio[b] : rv[b];
-    rp[b] = ur ? pd : rp[b];
+    need[b] = (pair[b] >= rv[b] * allow[b] * ratio_margin) ? 1.0 : 0.0;  // rv -1 (none yet): always
   }
 }
 
@@ -94,7 +97,13 @@ double exact_error(double cb, double sb, double C, double S) {
 void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
                 std::vector<int>& pending, const thresholds& t) {
   const double pd = static_cast<double>(p);
-  update_pairs(a.pair, a.pair_at, a.ratio, a.ratio_at, f.pair, f.ratio, nb, pd);
+  update_pairs(a.pair, a.pair_at, a.ratio, f.need, f.pair, f.allow, nb, pd);
+  if (any_set(f.need, nb))
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (f.need[b] == 0) continue;
+      const double r = f.pair[b] / f.allow[b];
+      if (r > a.ratio[b] || a.ratio_at[b] < 0) a.ratio[b] = r, a.ratio_at[b] = pd;
+    }
   update_angles(a.angle, a.angle_key, a.angle_at, f.need, f.err, f.key, nb, pd);
   if (any_set(f.need, nb)) {
     for (std::size_t b = 0; b < nb; ++b) {

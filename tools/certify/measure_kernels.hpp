@@ -21,14 +21,15 @@ namespace ropecheck::certify {
 
 // One position's figures per band.
 struct row_figures {
-  double *err, *key, *pair, *ratio, *need;  // need: scratch of update_row
+  double *err, *key, *pair, *allow, *need;  // need: scratch of update_row
 };
 
 // For each band b: err[b] the applied angle error |angle((c + i s) conj(C + i S))| where
 // |cross| <= dot / 16 (atan's Taylor series to x^17 / 17: truncation < 2^-76 relative, as
 // report/measure.hpp's angle_of), -1 elsewhere (update_row decides); key[b] the diamond key (+inf
-// for a non-finite or zero pair); pair[b] = max(|c - C|, |s - S|) inv_af; ratio[b] = pair[b] /
-// (fixed + p slope[b]) (the allowance line). Returns true when some err[b] is -1.
+// for a non-finite or zero pair); pair[b] = max(|c - C|, |s - S|) inv_af; allow[b] = fixed + p slope[b]
+// (the allowance line; update_row forms pair / allow where it may be a new maximum). Returns true when
+// some err[b] is -1.
 bool measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
                         double fixed, const double* slope, std::int64_t p, const row_figures& out);
 
@@ -47,7 +48,7 @@ struct thresholds {
   double key_angle = 0;                 // diamond_key(angle)
   const double* key_tokens = nullptr;   // per band: diamond_key(tokens theta_b)
 };
-// Raises the statistics by one row: maxima of pair and ratio for every band; of the angle for every
+// Raises the statistics by one row: maxima of pair and of the ratio pair / allow for every band; of the angle for every
 // exact err and, through atan2, for the gross values whose key may beat the maximum; first crossings
 // for the bands in `pending` (those still without both), atan2 for a gross value whose key may cross;
 // bands with both crossings leave `pending`. Writes the exact errors it computes into f.err.
