@@ -3,7 +3,7 @@
 //
 // Algorithm, per band b with f_b = inv_freq(b) / 2pi in 64.192 fixed point (turn_phase.hpp):
 //  * w_b = e^{2 pi i f_b} = cos_sin_of_turns(f_b, 1) in double-double (the exact phase at pos 1);
-//  * at every anchor a = k L (L = dense_interval = 16), z_a = cos_sin_of_turns(f_b, a): the exact
+//  * at every anchor a = k L (L = dense_interval = 128), z_a = cos_sin_of_turns(f_b, a): the exact
 //    fixed-point phase, no recurrence;
 //  * between anchors z_{p+1} = z_p * w_b (dense_kernel.hpp: a double-double complex multiply).
 // A sweep starting at `first` starts its recurrence at the anchor floor(first / L) L and discards the
@@ -19,11 +19,13 @@
 //  * one step's rounding: <= 2^-100.9 per component (dense_kernel.hpp), eps <= 2^-100.4 complex;
 //  * growth: z~_{j+1} = z~_j w~ + eps_j against z_{j+1} = z_j w gives
 //    |E_{j+1}| <= |E_j| |w~| + |z_j| delta + eps, so |E_j| <= (1 + 2^-102)^j (E_0 + j (delta + eps)).
-//  With j <= L - 1 = 15: 2^-102.5 + 15 (2^-102.5 + 2^-100.4) = 2^-102.5 + 2^-96.4 < 2^-96.3 per
-//  component. With the header's looser 2^-100 for the anchors and w: 2^-99.5 + 15 (2^-99.5 + 2^-100.4)
-//  < 2^-94.7. The fixed-point f itself is within 2^-193 of inv_freq / 2pi: <= 2^-128 rad at p <= 2^62.
+//  With j <= L - 1 = 127: 2^-102.5 + 127 (2^-102.5 + 2^-100.4) = 2^-102.5 + 2^-93.06 < 2^-93.0 per
+//  component. With the header's looser 2^-100 for the anchors and w: 2^-99.5 + 127 (2^-99.5 + 2^-100.4)
+//  < 2^-91.8. The fixed-point f itself is within 2^-193 of inv_freq / 2pi: <= 2^-128 rad at p <= 2^62.
 //  Public contract 2^-90 (reference.hpp); a long sweep never accumulates more than one interval.
-//  L = 16 costs one exact phase per 16 values (~1.2 ns a value of the ~18 ns of cos_sin_of_turns).
+//  L = 128 costs one exact phase per 128 values (~0.15 ns a value of the ~18 ns of cos_sin_of_turns;
+//  L = 16 cost ~1.2 ns, a quarter of certify's reference time), and is certify's block
+//  (tools/certify/engine.hpp), so that no block starts between anchors.
 #include "dense.hpp"
 
 #include <algorithm>

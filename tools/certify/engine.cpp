@@ -100,9 +100,10 @@ struct band_arrays {
   std::vector<double> angle_at, pair_at, ratio_at, first_angle, first_tokens;  // positions, exact as doubles (< 2^53)
   std::vector<double> first_equal;
   std::vector<int> pending;  // bands without both first crossings yet
+  std::size_t equal_open;    // bands without a first equal adjacent pair yet
   explicit band_arrays(std::size_t nb)
       : angle(nb, -1), angle_key(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
-        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1) {
+        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1), equal_open(nb) {
     for (std::size_t b = 0; b < nb; ++b) pending.push_back(static_cast<int>(b));
   }
   [[nodiscard]] band_stats summary(std::size_t b) const {
@@ -192,7 +193,7 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
                          p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data(), p, rf);
     }
     update_row(rs, rf, ri, nb, p, st.pending, w.limits);
-    if (i + 1 < n || halo) {
+    if ((i + 1 < n || halo) && st.equal_open > 0) {
       if constexpr (Precise) {
         double* fe = st.first_equal.data();
         for (std::size_t b = 0; b < nb; ++b)
@@ -200,6 +201,7 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
       } else {
         update_equal_next(st.first_equal.data(), c, s, c + nb, s + nb, nb, p);
       }
+      st.equal_open = static_cast<std::size_t>(std::count(st.first_equal.begin(), st.first_equal.end(), -1.0));
     }
   }
 }
@@ -244,6 +246,10 @@ certify_run run_certify(const certify_request& request, progress_callback progre
   part.range = shard_range(part.inputs.max_position, request.shard_index, request.shard_count);
   const rope_config& cfg = part.inputs.config;
   const rope_reference ref(cfg, part.inputs.seq_len, reference_bits);
+  // A block starting between anchors would redo the steps from the anchor below it (same bits, slower).
+  static_assert(block_positions > 0);
+  if (block_positions % rope_reference::dense_anchor_interval() != 0)
+    throw std::logic_error("certify: block_positions is not a multiple of the dense reference's anchor interval");
   const int bands = ref.bands();
   const auto nb = static_cast<std::size_t>(bands);
 

@@ -28,9 +28,10 @@
 
 namespace ropecheck::certify {
 
-// 64 positions x 64 bands: the reference's four arrays and one implementation's two (256 KiB in all)
-// stay in a core's L2; a multiple of the dense reference's anchor interval.
-inline constexpr std::int64_t block_positions = 64;
+// 128 positions x 64 bands: the reference's four arrays and one implementation's two (384 KiB in all)
+// stay in a core's L2 (1 MiB here); equal to the dense reference's anchor interval, so that every
+// block starts on an anchor (engine.cpp checks it).
+inline constexpr std::int64_t block_positions = 128;
 
 using progress_callback = std::function<void(std::int64_t done, std::int64_t total)>;
 

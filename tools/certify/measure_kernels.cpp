@@ -27,16 +27,13 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
     const double cb = c[b], sb = s[b];
     const double cross = sb * C[b] - cb * S[b], dot = cb * C[b] + sb * S[b];
     const double x = cross / dot, x2 = x * x;
-    double t = 1.0 / 15 - x2 * (1.0 / 17);
-    t = 1.0 / 13 - x2 * t;
-    t = 1.0 / 11 - x2 * t;
-    t = 1.0 / 9 - x2 * t;
+    double t = 1.0 / 9 - x2 * (1.0 / 11);
     t = 1.0 / 7 - x2 * t;
     t = 1.0 / 5 - x2 * t;
     t = 1.0 / 3 - x2 * t;
     const double e = std::fabs(x * (1.0 - x2 * t));
     const double ac = std::fabs(cross), ad = std::fabs(dot);
-    const bool ok = (dot > 0) & (ac <= 0x1p-4 * dot);  // false for NaN too; & keeps the loop branch-free
+    const bool ok = (dot > 0) & (ac <= 0x1p-7 * dot);  // false for NaN too; & keeps the loop branch-free
     err[b] = ok ? e : -1.0;
     lowest = ok ? lowest : -1.0;
     const double kq = ac / (ad + ac);  // NaN for a zero or non-finite pair
@@ -54,9 +51,10 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
 namespace {
 // Two loops of few arrays each, with the pointers as arguments: g++ 12 vectorises these, not one loop
 // over every array of the two structs.
-__attribute__((target_clones("avx2", "default"))) void update_angles(
+__attribute__((target_clones("avx2", "default"))) bool update_angles(
     double* __restrict av, double* __restrict ak, double* __restrict ap, double* __restrict need,
     const double* __restrict err, const double* __restrict key, std::size_t nb, double pd) {
+  std::int64_t any = 0;  // an integer OR: g++ vectorises it beside the double selects
   for (std::size_t b = 0; b < nb; ++b) {
     const double e = err[b];
     const bool ua = e > av[b];
@@ -65,27 +63,29 @@ __attribute__((target_clones("avx2", "default"))) void update_angles(
     ap[b] = ua ? pd : ap[b];
     // A gross value (err -1) whose key may beat the maximum's (or there is none yet: key -1). Keys are
     // never NaN (measure_row_double), so >= is !(<).
-    need[b] = ((e < 0) & (key[b] >= ak[b] * key_margin)) ? 1.0 : 0.0;
+    const bool n = (e < 0) & (key[b] >= ak[b] * key_margin);
+    need[b] = n ? 1.0 : 0.0;
+    any |= n ? std::int64_t{1} : std::int64_t{0};
   }
-}
-__attribute__((target_clones("avx2", "default"))) bool any_set(const double* __restrict v, std::size_t nb) {
-  double any = 0;
-  for (std::size_t b = 0; b < nb; ++b) any = v[b] > any ? v[b] : any;
   return any != 0;
 }
 // The pair's maximum, and the candidates for the ratio's: the ratio pair / allowance is a division,
 // so it is formed only where it may beat the maximum, pair >= (1 - 2^-45) max allow (a value below
 // that has a quotient below the maximum even after both roundings): need[b] = 1 there.
-__attribute__((target_clones("avx2", "default"))) void update_pairs(double* __restrict pv, double* __restrict pp,
+__attribute__((target_clones("avx2", "default"))) bool update_pairs(double* __restrict pv, double* __restrict pp,
                                                                      const double* __restrict rv, double* __restrict need,
                                                                      const double* __restrict pair,
                                                                      const double* __restrict allow, std::size_t nb, double pd) {
+  std::int64_t any = 0;
   for (std::size_t b = 0; b < nb; ++b) {
     const bool up = pair[b] > pv[b];
     pv[b] = up ? pair[b] : pv[b];
     pp[b] = up ? pd : pp[b];
-    need[b] = (pair[b] >= rv[b] * allow[b] * ratio_margin) ? 1.0 : 0.0;  // rv -1 (none yet): always
+    const bool n = pair[b] >= rv[b] * allow[b] * ratio_margin;  // rv -1 (none yet): always
+    need[b] = n ? 1.0 : 0.0;
+    any |= n ? std::int64_t{1} : std::int64_t{0};
   }
+  return any != 0;
 }
 
 double exact_error(double cb, double sb, double C, double S) {
@@ -97,15 +97,13 @@ double exact_error(double cb, double sb, double C, double S) {
 void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
                 std::vector<int>& pending, const thresholds& t) {
   const double pd = static_cast<double>(p);
-  update_pairs(a.pair, a.pair_at, a.ratio, f.need, f.pair, f.allow, nb, pd);
-  if (any_set(f.need, nb))
+  if (update_pairs(a.pair, a.pair_at, a.ratio, f.need, f.pair, f.allow, nb, pd))
     for (std::size_t b = 0; b < nb; ++b) {
       if (f.need[b] == 0) continue;
       const double r = f.pair[b] / f.allow[b];
       if (r > a.ratio[b] || a.ratio_at[b] < 0) a.ratio[b] = r, a.ratio_at[b] = pd;
     }
-  update_angles(a.angle, a.angle_key, a.angle_at, f.need, f.err, f.key, nb, pd);
-  if (any_set(f.need, nb)) {
+  if (update_angles(a.angle, a.angle_key, a.angle_at, f.need, f.err, f.key, nb, pd)) {
     for (std::size_t b = 0; b < nb; ++b) {
       if (f.need[b] == 0) continue;
       const double e = exact_error(in.c[b], in.s[b], in.C[b], in.S[b]);
@@ -113,6 +111,7 @@ void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, 
       if (e > a.angle[b]) a.angle[b] = e, a.angle_key[b] = f.key[b], a.angle_at[b] = pd;
     }
   }
+  if (pending.empty()) return;
   // First crossings, for the bands that have not crossed both thresholds yet (in a thread's increasing
   // sweep the first crossing found is the thread's first).
   std::size_t kept = 0;

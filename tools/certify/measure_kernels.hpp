@@ -3,11 +3,11 @@
 // translation unit so that they vectorise, each built for AVX2 and for baseline x86-64
 // (target_clones): the same IEEE operations without FMA either way, so the same bits.
 //
-// Gross errors (|cross| > dot / 16, i.e. an applied angle error beyond ~1/16 rad, which is most values
-// of an fp32 strategy past ~2^26) would cost one atan2 each. Instead every value gets a monotone key of
+// Gross errors (|cross| > dot / 128, i.e. an applied angle error beyond ~1/128 rad, which is most
+// values of an fp32 strategy past ~2^25) would cost one atan2 each. Instead every value gets a monotone key of
 // its error, the diamond angle k = |cross| / (|dot| + |cross|) (dot >= 0) or 2 - that (dot < 0),
 // increasing with |psi| on [0, pi]; atan2 runs only where the key says the value could matter: a new
-// maximum or a threshold not crossed yet. The key is exact to a few ulps (|cross| >= |z| / 17 on the
+// maximum or a threshold not crossed yet. The key is exact to 2^-45 relative (|cross| >= |z| / 129 on the
 // gross path, and near pi the key is 2 - small), so a margin of 2^-40 relative is safe: a value whose
 // key is below (1 - 2^-40) times the maximum's key has a smaller error. The figures are therefore the
 // same as atan2 on every value would give.
@@ -25,8 +25,8 @@ struct row_figures {
 };
 
 // For each band b: err[b] the applied angle error |angle((c + i s) conj(C + i S))| where
-// |cross| <= dot / 16 (atan's Taylor series to x^17 / 17: truncation < 2^-76 relative, as
-// report/measure.hpp's angle_of), -1 elsewhere (update_row decides); key[b] the diamond key (+inf
+// |cross| <= dot / 128 (atan's Taylor series to x^11 / 11: truncation x^12 / 13 < 2^-87 relative; the
+// quotient rounds at 2^-53), -1 elsewhere (update_row decides); key[b] the diamond key (+inf
 // for a non-finite or zero pair); pair[b] = max(|c - C|, |s - S|) inv_af; allow[b] = fixed + p slope[b]
 // (the allowance line; update_row forms pair / allow where it may be a new maximum). Returns true when
 // some err[b] is -1.

@@ -14,7 +14,7 @@
 //     reduced angle is evaluated in double-double. Absolute error <= 2^-90 for |pos| <= 2^62,
 //     validated against the MPFR path (tests/reference/).
 //   * dense_cos_sin(): every band over a run of consecutive positions, for exhaustive sweeps: a
-//     double-double rotation recurrence re-anchored on the fast path every 16 positions, same
+//     double-double rotation recurrence re-anchored on the fast path every 128 positions, same
 //     2^-90 contract, same bits on every instruction set and for any shard of a sweep.
 //
 // MPFR and GMP headers stay inside reference/src: including this header costs nothing.
