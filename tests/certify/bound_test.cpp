@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "bound.hpp"
-#include "engine.hpp"
+#include "../../tools/report/engine.hpp"  // the report's engine (certify has an engine.hpp too)
 #include "ropecheck/angle.hpp"
 #include "ropecheck/presets.hpp"
 

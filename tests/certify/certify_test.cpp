@@ -155,8 +155,12 @@ TEST(Certify, AgreesWithTheReportsExhaustiveSweepBandByBand) {
       const double report_max = *std::max_element(heat.begin(), heat.end());
       const double mine = c.partial.stats[i][b].angle.value;
       // Both are the applied angle's error to ~2^-50 relative (engine.hpp of each).
+      // Both measure to ~2^-50 relative; for double values the report works in long double with the
+      // reference rounded to it: its cross product is off by up to ~3 x 2^-64 |z| absolute (2^-61 here),
+      // which certify's compensated products resolve (engine.hpp of each).
+      const double absolute = impls[i] == "direct_double" ? 0x1p-61 : 0x1p-90;
       if (std::isinf(report_max)) EXPECT_EQ(mine, report_max) << impls[i] << " band " << b;
-      else EXPECT_NEAR(mine, report_max, 0x1p-40 * report_max + 0x1p-90) << impls[i] << " band " << b;
+      else EXPECT_NEAR(mine, report_max, 0x1p-40 * report_max + absolute) << impls[i] << " band " << b;
     }
 }
 

@@ -99,13 +99,11 @@ struct band_arrays {
   std::vector<double> angle, angle_key, pair, ratio;
   std::vector<double> angle_at, pair_at, ratio_at, first_angle, first_tokens;  // positions, exact as doubles (< 2^53)
   std::vector<double> first_equal;
-  std::vector<int> pending;  // bands without both first crossings yet
+  std::size_t open_crossings;  // bands without both first crossings yet
   std::size_t equal_open;    // bands without a first equal adjacent pair yet
   explicit band_arrays(std::size_t nb)
       : angle(nb, -1), angle_key(nb, -1), pair(nb, -1), ratio(nb, -1), angle_at(nb, -1), pair_at(nb, -1), ratio_at(nb, -1),
-        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1), equal_open(nb) {
-    for (std::size_t b = 0; b < nb; ++b) pending.push_back(static_cast<int>(b));
-  }
+        first_angle(nb, -1), first_tokens(nb, -1), first_equal(nb, -1), open_crossings(nb), equal_open(nb) {}
   [[nodiscard]] band_stats summary(std::size_t b) const {
     band_stats s;
     auto at = [](double p) { return static_cast<std::int64_t>(p); };
@@ -146,26 +144,6 @@ void reference_block(const sweep& w, worker& k, std::int64_t first, std::int64_t
 }
 
 
-// The same in long double with the reference's lo parts (double implementations).
-void measure_row_precise(const double* c, const double* s, const double* Ch, const double* Cl, const double* Sh,
-                         const double* Sl, std::size_t nb, double inv_af, const allowance_line& line, std::int64_t p,
-                         double* err, double* allow, double* pair) {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
-  for (std::size_t b = 0; b < nb; ++b) {
-    const double cb = c[b], sb = s[b];
-    if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) {
-      err[b] = pair[b] = inf;
-      allow[b] = 1;
-      continue;
-    }
-    const long double C = static_cast<long double>(Ch[b]) + Cl[b], S = static_cast<long double>(Sh[b]) + Sl[b];
-    err[b] = static_cast<double>(std::fabs(report::detail::angle_of<long double>(sb * C - cb * S, cb * C + sb * S)));
-    pair[b] = static_cast<double>(std::max(std::fabs(cb - C), std::fabs(sb - S))) * inv_af;
-    allow[b] = line.fixed + static_cast<double>(p) * slope[b];
-  }
-}
-
 template <bool Precise>
 void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t first, std::int64_t n, bool halo) {
   const auto nb = static_cast<std::size_t>(w.ref->bands());
@@ -184,15 +162,14 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
                        st.pair_at.data(), st.ratio_at.data(), st.first_angle.data(), st.first_tokens.data()};
     const row_figures rf{err, k.key.data(), pair, allow, k.need.data()};
     const row_inputs ri{c, s, k.ref_c_hi.data() + r0, k.ref_s_hi.data() + r0, w.theta.data()};
+    const double* slope = p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data();
     if constexpr (Precise) {
-      measure_row_precise(c, s, k.ref_c_hi.data() + r0, k.ref_c_lo.data() + r0, k.ref_s_hi.data() + r0,
-                          k.ref_s_lo.data() + r0, nb, inv_af, line, p, err, allow, pair);
-      std::fill(rf.key, rf.key + nb, 0.0);  // every err is exact here: no gross path reads a key
+      measure_row_precise(c, s, ri.C, k.ref_c_lo.data() + r0, ri.S, k.ref_s_lo.data() + r0, nb, inv_af, line.fixed, slope,
+                          p, rf);
     } else {
-      measure_row_double(c, s, ri.C, ri.S, nb, inv_af, line.fixed,
-                         p > line.kpos_from ? line.slope_rounded.data() : line.slope_exact.data(), p, rf);
+      measure_row_double(c, s, ri.C, ri.S, nb, inv_af, line.fixed, slope, p, rf);
     }
-    update_row(rs, rf, ri, nb, p, st.pending, w.limits);
+    update_row(rs, rf, ri, nb, p, st.open_crossings, w.limits);
     if ((i + 1 < n || halo) && st.equal_open > 0) {
       if constexpr (Precise) {
         double* fe = st.first_equal.data();

@@ -5,10 +5,11 @@
 // and (C, S) = af (cos p theta_b, sin p theta_b) from the reference's dense path (error <= 2^-90):
 //   angle   |the angle of (c + i s) conj(C + i S)|, i.e. the applied rotation's angle error reduced to
 //           (-pi, pi] (report/measure.hpp's angle_of: cross / dot, Taylor series for small errors,
-//           atan2 beyond); +inf for a non-finite or zero pair. In double for implementations whose
-//           values have <= 24 significand bits (products of their values and the reference's hi
-//           parts round at 2^-53: the figure is within ~2^-50 rad of the exact one), in long double
-//           for double ones (the reference's lo parts included).
+//           atan2 beyond: measure_kernels.hpp); +inf for a non-finite or zero pair. In double for
+//           implementations whose values have <= 24 significand bits (products of their values and
+//           the reference's hi parts round at 2^-53: the figure is within ~2^-50 of the exact one,
+//           relative), with compensated products and the reference's lo parts for double ones (an
+//           error of a few ulps measured to ~2^-50 relative).
 //   tokens  angle / theta_b (theta_b the reference's frequency)
 //   pair    max(|c - C|, |s - S|) / af: the element error the judge measures for unit inputs
 //   ratio   pair / judge::allowance::pair(p, b, p theta_b) for the implementation's dtype against the

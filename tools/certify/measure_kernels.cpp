@@ -48,6 +48,48 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
   return lowest != 0;
 }
 
+// The same for double values: the reference's lo parts enter, and the products of the cross and dot
+// products carry their rounding errors (FMA: exact, so the "fma" and the baseline clone, whose fma()
+// is glibc's correctly rounded one, give the same bits); a cross product of a few ulps of |z| is then
+// resolved to ~2^-100 |z|.
+__attribute__((target_clones("fma", "default"))) bool measure_row_precise(
+    const double* __restrict c, const double* __restrict s, const double* __restrict Ch, const double* __restrict Cl,
+    const double* __restrict Sh, const double* __restrict Sl, std::size_t nb, double inv_af, double fixed,
+    const double* __restrict slope, std::int64_t p, const row_figures& out) {
+  double* __restrict err = out.err;
+  double* __restrict key = out.key;
+  double* __restrict pair = out.pair;
+  double* __restrict allow = out.allow;
+  const double pd = static_cast<double>(p);
+  double lowest = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double cb = c[b], sb = s[b];
+    const double p1 = sb * Ch[b], p2 = cb * Sh[b], q1 = cb * Ch[b], q2 = sb * Sh[b];
+    const double e1 = std::fma(sb, Ch[b], -p1), e2 = std::fma(cb, Sh[b], -p2);
+    const double f1 = std::fma(cb, Ch[b], -q1), f2 = std::fma(sb, Sh[b], -q2);
+    const double cross = (p1 - p2) + ((e1 - e2) + (sb * Cl[b] - cb * Sl[b]));
+    const double dot = (q1 + q2) + ((f1 + f2) + (cb * Cl[b] + sb * Sl[b]));
+    const double x = cross / dot, x2 = x * x;
+    double t = 1.0 / 9 - x2 * (1.0 / 11);
+    t = 1.0 / 7 - x2 * t;
+    t = 1.0 / 5 - x2 * t;
+    t = 1.0 / 3 - x2 * t;
+    const double e = std::fabs(x * (1.0 - x2 * t));
+    const double ac = std::fabs(cross), ad = std::fabs(dot);
+    const bool ok = (dot > 0) & (ac <= 0x1p-7 * dot);
+    err[b] = ok ? e : -1.0;
+    lowest = ok ? lowest : -1.0;
+    const double kq = ac / (ad + ac);
+    const double k = dot >= 0 ? kq : 2.0 - kq;
+    key[b] = k == k ? k : inf;
+    const double dc = std::fabs((cb - Ch[b]) - Cl[b]), ds = std::fabs((sb - Sh[b]) - Sl[b]);
+    const double pm = (dc < ds ? ds : dc) * inv_af;
+    pair[b] = pm == pm ? pm : inf;
+    allow[b] = fixed + pd * slope[b];
+  }
+  return lowest != 0;
+}
+
 namespace {
 // Two loops of few arrays each, with the pointers as arguments: g++ 12 vectorises these, not one loop
 // over every array of the two structs.
@@ -88,6 +130,25 @@ __attribute__((target_clones("avx2", "default"))) bool update_pairs(double* __re
   return any != 0;
 }
 
+// First crossings of the exact errors; need[b] = 1 for a gross value (err -1) of a band still open whose
+// key may cross (the caller forms its exact error).
+__attribute__((target_clones("avx2", "default"))) bool update_crossings(
+    double* __restrict fa, double* __restrict ft, double* __restrict need, const double* __restrict err,
+    const double* __restrict key, const double* __restrict theta, const double* __restrict key_tokens, std::size_t nb,
+    double pd, double angle_threshold, double token_threshold, double key_angle_margin) {
+  std::int64_t any = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const double e = err[b];
+    const bool fa_open = fa[b] < 0, ft_open = ft[b] < 0;
+    fa[b] = (fa_open & (e > angle_threshold)) ? pd : fa[b];
+    ft[b] = (ft_open & (e / theta[b] >= token_threshold)) ? pd : ft[b];  // e = -1: no crossing
+    const bool n = (e < 0) & ((fa_open & (key[b] >= key_angle_margin)) | (ft_open & (key[b] >= key_tokens[b] * key_margin)));
+    need[b] = n ? 1.0 : 0.0;
+    any |= n ? std::int64_t{1} : std::int64_t{0};
+  }
+  return any != 0;
+}
+
 double exact_error(double cb, double sb, double C, double S) {
   if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) return inf;
   return std::fabs(report::detail::angle_of<double>(sb * C - cb * S, cb * C + sb * S));
@@ -95,7 +156,7 @@ double exact_error(double cb, double sb, double C, double S) {
 }  // namespace
 
 void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
-                std::vector<int>& pending, const thresholds& t) {
+                std::size_t& open, const thresholds& t) {
   const double pd = static_cast<double>(p);
   if (update_pairs(a.pair, a.pair_at, a.ratio, f.need, f.pair, f.allow, nb, pd))
     for (std::size_t b = 0; b < nb; ++b) {
@@ -111,22 +172,21 @@ void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, 
       if (e > a.angle[b]) a.angle[b] = e, a.angle_key[b] = f.key[b], a.angle_at[b] = pd;
     }
   }
-  if (pending.empty()) return;
-  // First crossings, for the bands that have not crossed both thresholds yet (in a thread's increasing
-  // sweep the first crossing found is the thread's first).
-  std::size_t kept = 0;
-  for (const int band : pending) {
-    const auto b = static_cast<std::size_t>(band);
-    double e = f.err[b];
-    const bool angle_open = a.first_angle[b] < 0, tokens_open = a.first_tokens[b] < 0;
-    if (e < 0 && ((angle_open && !(f.key[b] < t.key_angle * key_margin)) ||
-                  (tokens_open && !(f.key[b] < t.key_tokens[b] * key_margin))))
-      f.err[b] = e = exact_error(in.c[b], in.s[b], in.C[b], in.S[b]);
-    if (angle_open && e > t.angle) a.first_angle[b] = pd;
-    if (tokens_open && e >= 0 && e / in.theta[b] >= t.tokens) a.first_tokens[b] = pd;
-    if (a.first_angle[b] < 0 || a.first_tokens[b] < 0) pending[kept++] = band;
+  if (open == 0) return;
+  // First crossings while some band has not crossed both thresholds (in a thread's increasing sweep
+  // the first crossing found is the thread's first).
+  if (update_crossings(a.first_angle, a.first_tokens, f.need, f.err, f.key, in.theta, t.key_tokens, nb, pd, t.angle,
+                       t.tokens, t.key_angle * key_margin)) {
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (f.need[b] == 0) continue;
+      const double e = exact_error(in.c[b], in.s[b], in.C[b], in.S[b]);
+      f.err[b] = e;
+      if (a.first_angle[b] < 0 && e > t.angle) a.first_angle[b] = pd;
+      if (a.first_tokens[b] < 0 && e / in.theta[b] >= t.tokens) a.first_tokens[b] = pd;
+    }
   }
-  pending.resize(kept);
+  open = 0;
+  for (std::size_t b = 0; b < nb; ++b) open += (a.first_angle[b] < 0 || a.first_tokens[b] < 0) ? 1 : 0;
 }
 
 __attribute__((target_clones("avx2", "default"))) void update_equal_next(

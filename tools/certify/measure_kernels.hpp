@@ -33,6 +33,12 @@ struct row_figures {
 bool measure_row_double(const double* c, const double* s, const double* C, const double* S, std::size_t nb, double inv_af,
                         double fixed, const double* slope, std::int64_t p, const row_figures& out);
 
+// measure_row_double for double values (C + Cl, S + Sl the reference in double-double): the cross and
+// dot products compensated (FMA-exact products), so an error of a few ulps is measured to ~2^-50.
+bool measure_row_precise(const double* c, const double* s, const double* C, const double* Cl, const double* S,
+                         const double* Sl, std::size_t nb, double inv_af, double fixed, const double* slope,
+                         std::int64_t p, const row_figures& out);
+
 // Running maxima (value, the key of the angle's, and the first position, strict >) and first positions
 // over the thresholds (-1: none yet). Positions are held as doubles (exact below 2^53) so that every
 // select of the loops is on doubles and they vectorise.
@@ -50,10 +56,10 @@ struct thresholds {
 };
 // Raises the statistics by one row: maxima of pair and of the ratio pair / allow for every band; of the angle for every
 // exact err and, through atan2, for the gross values whose key may beat the maximum; first crossings
-// for the bands in `pending` (those still without both), atan2 for a gross value whose key may cross;
-// bands with both crossings leave `pending`. Writes the exact errors it computes into f.err.
+// while `open` (the number of bands still without both) is not 0, atan2 for a gross value whose key
+// may cross; `open` is recounted. Writes the exact errors it computes into f.err.
 void update_row(const row_stats& a, const row_figures& f, const row_inputs& in, std::size_t nb, std::int64_t p,
-                std::vector<int>& pending, const thresholds& t);
+                std::size_t& open, const thresholds& t);
 
 // first_equal[b] = p (a position, as a double) where it is still -1 and the pair (c, s) is parallel to
 // the next position's (cn, sn): cross product 0 and dot product > 0. Exact for values of <= 24
