@@ -12,6 +12,25 @@ namespace {
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double key_margin = 1.0 - 0x1p-40;
 constexpr double ratio_margin = 1.0 - 0x1p-45;
+
+// The applied angle error from the cross and dot products (atan's series where |cross| <= dot / 128,
+// else -1 and `lowest` set to -1) and its diamond key (+inf for a zero or non-finite pair: NaN).
+// Inlined into both row loops, branch-free (& rather than &&), so that they vectorise.
+[[gnu::always_inline]] inline void angle_and_key(double cross, double dot, double& err, double& key, double& lowest) {
+  const double x = cross / dot, x2 = x * x;
+  double t = 1.0 / 9 - x2 * (1.0 / 11);
+  t = 1.0 / 7 - x2 * t;
+  t = 1.0 / 5 - x2 * t;
+  t = 1.0 / 3 - x2 * t;
+  const double e = std::fabs(x * (1.0 - x2 * t));
+  const double ac = std::fabs(cross), ad = std::fabs(dot);
+  const bool ok = (dot > 0) & (ac <= 0x1p-7 * dot);  // false for NaN too
+  err = ok ? e : -1.0;
+  lowest = ok ? lowest : -1.0;
+  const double kq = ac / (ad + ac);
+  const double k = dot >= 0 ? kq : 2.0 - kq;
+  key = k == k ? k : inf;
+}
 }  // namespace
 
 __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
@@ -26,19 +45,7 @@ __attribute__((target_clones("avx2", "default"))) bool measure_row_double(
   for (std::size_t b = 0; b < nb; ++b) {
     const double cb = c[b], sb = s[b];
     const double cross = sb * C[b] - cb * S[b], dot = cb * C[b] + sb * S[b];
-    const double x = cross / dot, x2 = x * x;
-    double t = 1.0 / 9 - x2 * (1.0 / 11);
-    t = 1.0 / 7 - x2 * t;
-    t = 1.0 / 5 - x2 * t;
-    t = 1.0 / 3 - x2 * t;
-    const double e = std::fabs(x * (1.0 - x2 * t));
-    const double ac = std::fabs(cross), ad = std::fabs(dot);
-    const bool ok = (dot > 0) & (ac <= 0x1p-7 * dot);  // false for NaN too; & keeps the loop branch-free
-    err[b] = ok ? e : -1.0;
-    lowest = ok ? lowest : -1.0;
-    const double kq = ac / (ad + ac);  // NaN for a zero or non-finite pair
-    const double k = dot >= 0 ? kq : 2.0 - kq;
-    key[b] = k == k ? k : inf;
+    angle_and_key(cross, dot, err[b], key[b], lowest);
     const double dc = std::fabs(cb - C[b]), ds = std::fabs(sb - S[b]);
     const double pm = (dc < ds ? ds : dc) * inv_af;
     const double pe = pm == pm ? pm : inf;  // a NaN component: an infinite error
@@ -69,19 +76,7 @@ __attribute__((target_clones("fma", "default"))) bool measure_row_precise(
     const double f1 = std::fma(cb, Ch[b], -q1), f2 = std::fma(sb, Sh[b], -q2);
     const double cross = (p1 - p2) + ((e1 - e2) + (sb * Cl[b] - cb * Sl[b]));
     const double dot = (q1 + q2) + ((f1 + f2) + (cb * Cl[b] + sb * Sl[b]));
-    const double x = cross / dot, x2 = x * x;
-    double t = 1.0 / 9 - x2 * (1.0 / 11);
-    t = 1.0 / 7 - x2 * t;
-    t = 1.0 / 5 - x2 * t;
-    t = 1.0 / 3 - x2 * t;
-    const double e = std::fabs(x * (1.0 - x2 * t));
-    const double ac = std::fabs(cross), ad = std::fabs(dot);
-    const bool ok = (dot > 0) & (ac <= 0x1p-7 * dot);
-    err[b] = ok ? e : -1.0;
-    lowest = ok ? lowest : -1.0;
-    const double kq = ac / (ad + ac);
-    const double k = dot >= 0 ? kq : 2.0 - kq;
-    key[b] = k == k ? k : inf;
+    angle_and_key(cross, dot, err[b], key[b], lowest);
     const double dc = std::fabs((cb - Ch[b]) - Cl[b]), ds = std::fabs((sb - Sh[b]) - Sl[b]);
     const double pm = (dc < ds ? ds : dc) * inv_af;
     pair[b] = pm == pm ? pm : inf;
