@@ -110,6 +110,20 @@ TEST(Certify, FirstEqualAdjacentPositionNeedsItsNextPositionInRange) {
   EXPECT_EQ(first_equal(257), 256);
 }
 
+// A shard that ends at 256 must still compare 256 with 257 (the halo row): N = 513 in 2 shards is
+// [0, 256] and [257, 513]; without the halo the first equal pair would be found at 259 instead.
+TEST(Certify, ShardEndingBeforeAnEqualPairComparesAcrossTheBoundary) {
+  certify_request q = request(513, {"bf16_positions"});
+  q.shard_count = 2;
+  q.shard_index = 1;
+  const certify_run first = run_certify(q);
+  ASSERT_EQ(first.partial.range.last, 256);
+  std::int64_t f = -1;
+  for (const auto& b : first.partial.stats[0]) first_of(f, b.first_equal_next);
+  EXPECT_EQ(f, 256);
+  EXPECT_EQ(merged(request(513, {"bf16_positions"}), 2, 1), certificate_of(request(513, {"bf16_positions"})));
+}
+
 // Thresholds at a band's own worst value: the angle's is strict (>), the tokens' inclusive (>=).
 TEST(Certify, ThresholdsAtEqualityAngleStrictTokensInclusive) {
   certify_request q = request(4095, {"hf_float"});
