@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "ropecheck/config.hpp"
+#include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 
 namespace {
@@ -101,14 +102,7 @@ std::vector<named_config> dense_configs() {
   yarn.original_max_position_embeddings = 4096;
   yarn.max_position_embeddings = 16384;
   out.push_back({"yarn_x4", yarn});
-  rope_config llama3 = base_config(500000.0, 128, 128);
-  llama3.scaling = scaling_kind::llama3;
-  llama3.factor = 8.0;
-  llama3.low_freq_factor = 1.0;
-  llama3.high_freq_factor = 4.0;
-  llama3.original_max_position_embeddings = 8192;
-  llama3.max_position_embeddings = 131072;
-  out.push_back({"llama3_8b", llama3});
+  out.push_back({"llama3_8b", *ropecheck::find_preset("llama3-8b")});  // the preset itself, not a copy of it
   rope_config longrope = base_config(10000.0, 96, 96);
   longrope.scaling = scaling_kind::longrope;
   longrope.max_position_embeddings = 131072;
