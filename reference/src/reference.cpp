@@ -59,6 +59,14 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
   if (c.outputs == output_order::half_split)
     reject("outputs half_split (DeepSeek's rope_interleave) is not modelled: the reference rotates in place; map the "
            "outputs back to the input's order first (as the judge does, tools/judge/src/output_order.cpp)");
+  if (c.frozen_bands < 0 || c.frozen_bands >= c.bands())
+    reject("frozen_bands (proportional RoPE) must be in [0, rotary_dim/2): at least one band turns, got " +
+           std::to_string(c.frozen_bands));
+  if (c.frozen_bands > 0 && c.scaling != scaling_kind::none && c.scaling != scaling_kind::linear)
+    reject("frozen_bands (proportional RoPE) is defined with the default or linear schedule only");
+  if (c.frozen_bands > 0 && c.mrope != mrope_kind::none) reject("frozen_bands (proportional RoPE) with M-RoPE is not defined");
+  if ((c.short_mscale || c.long_mscale) && c.scaling != scaling_kind::longrope)
+    reject("short_mscale / long_mscale belong to LongRoPE");
   if (c.scaling == scaling_kind::none) return;  // factor and the rest are unused
   if (!finite(c.factor) || c.factor <= 0.0) reject("factor must be finite and > 0");
   if (c.max_position_embeddings <= 0) reject("max_position_embeddings must be positive");
@@ -89,6 +97,9 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
       if (c.high_freq_factor < c.low_freq_factor) reject("high_freq_factor must be >= low_freq_factor");
       break;
     case scaling_kind::longrope: {
+      if (c.short_mscale.has_value() != c.long_mscale.has_value()) reject("longrope short_mscale and long_mscale go together");
+      for (const auto& m : {c.short_mscale, c.long_mscale})
+        if (m && (!finite(*m) || *m <= 0.0)) reject("longrope short_mscale / long_mscale must be finite and > 0");
       const auto bands = static_cast<std::size_t>(c.bands());
       if (c.short_factor.size() != bands)
         reject("longrope short_factor must have rotary_dim/2 = " + std::to_string(bands) +
@@ -313,8 +324,12 @@ schedule evaluate_schedule(const rope_config& c, std::int64_t seq_len, mpfr_prec
       for (int i = 0; i < bands; ++i)
         mpfr_div_d(s.inv_freq[static_cast<std::size_t>(i)], s.inv_freq[static_cast<std::size_t>(i)],
                    ext[static_cast<std::size_t>(i)], MPFR_RNDN);
-      // Attention factor: explicit, else 1 for factor <= 1, else sqrt(1 + ln factor / ln L0).
-      if (c.attention_factor) {
+      // Attention factor: Phi-3.5-MoE's mscale of the regime (transformers models/phimoe/modeling_phimoe.py
+      // PhimoeRotaryEmbedding.forward: long_mscale past L0, else short_mscale, replacing the computed one);
+      // else explicit, else 1 for factor <= 1, else sqrt(1 + ln factor / ln L0).
+      if (c.short_mscale && c.long_mscale) {
+        mpfr_set_d(s.attention_factor, seq_len > L0 ? *c.long_mscale : *c.short_mscale, MPFR_RNDN);
+      } else if (c.attention_factor) {
         mpfr_set_d(s.attention_factor, *c.attention_factor, MPFR_RNDN);
       } else {
         mpfr_value factor(wp);
@@ -333,6 +348,9 @@ schedule evaluate_schedule(const rope_config& c, std::int64_t seq_len, mpfr_prec
       break;
     }
   }
+  // Proportional RoPE (Gemma 4: transformers modeling_rope_utils.py _compute_proportional_rope_parameters
+  // concatenates torch.zeros(nope_angles) after the turning bands): those bands never turn.
+  for (int i = bands - c.frozen_bands; i < bands; ++i) mpfr_set_zero(s.inv_freq[static_cast<std::size_t>(i)], 1);
   return s;
 }
 
@@ -539,8 +557,10 @@ void rotate_bands(const rope_reference& R, const dd& af, PositionOf pos_of, std:
     const cos_sin_dd cs = R.cos_sin(pos_of(i), i);
     const double xa = x[ia];
     const double xb = x[ib];
-    const dd ya = detail::dd_add(detail::dd_mul(cs.cos, xa), detail::dd_neg(detail::dd_mul(cs.sin, xb)));
-    const dd yb = detail::dd_add(detail::dd_mul(cs.sin, xa), detail::dd_mul(cs.cos, xb));
+    // R(p) for a forward convention; R(-p) = R(p)^T for a reversed one (nanochat): the sine's sign.
+    const dd s = c.direction == rotation_direction::forward ? cs.sin : detail::dd_neg(cs.sin);
+    const dd ya = detail::dd_add(detail::dd_mul(cs.cos, xa), detail::dd_neg(detail::dd_mul(s, xb)));
+    const dd yb = detail::dd_add(detail::dd_mul(s, xa), detail::dd_mul(cs.cos, xb));
     y[ia] = detail::dd_mul(ya, af);
     y[ib] = detail::dd_mul(yb, af);
   }

@@ -29,6 +29,14 @@ enum class layout : std::uint8_t { interleaved, half_split };
 //               k are permuted alike); a dump's y is not in x's coordinate order.
 enum class output_order : std::uint8_t { in_place, half_split };
 
+// Which way a pair turns as the position grows.
+//   forward:  y_a = x_a cos - x_b sin, y_b = x_a sin + x_b cos: R(p), every implementation but the next
+//             (HF rotate_half = cat(-x2, x1), Meta's complex product, ggml)
+//   reversed: R(-p), the transpose: nanochat's apply_rotary_emb (y1 = x1 cos + x2 sin,
+//             y2 = -x1 sin + x2 cos; transformers models/nanochat/modeling_nanochat.py rotate_half =
+//             cat(x2, -x1)). Scores still depend on m - n only, with the offset's sign reversed.
+enum class rotation_direction : std::uint8_t { forward, reversed };
+
 // Multimodal RoPE: positions are a [rows, tokens] array (Qwen2-VL: temporal, height, width) and
 // each band is rotated by one row.
 //   contiguous:  mrope_section = [s0, s1, ...] consecutive blocks of bands, block r by row r
@@ -55,6 +63,10 @@ enum class scaling_kind : std::uint8_t {
 
 [[nodiscard]] constexpr std::string_view to_string(output_order o) noexcept {
   return o == output_order::in_place ? "in_place" : "half_split";
+}
+
+[[nodiscard]] constexpr std::string_view to_string(rotation_direction d) noexcept {
+  return d == rotation_direction::forward ? "forward" : "reversed";
 }
 
 [[nodiscard]] constexpr std::string_view to_string(mrope_kind k) noexcept {
@@ -85,6 +97,11 @@ struct rope_config {
   double base = 10000.0; // rope_theta
   layout pair_layout = layout::half_split;
   output_order outputs = output_order::in_place;
+  rotation_direction direction = rotation_direction::forward;
+  // Proportional RoPE (Gemma 4; transformers modeling_rope_utils.py _compute_proportional_rope_parameters):
+  // the pairs span all rotary_dim coordinates and the frequencies are base^(-2i/rotary_dim) as usual,
+  // but the last frozen_bands bands have inv_freq exactly 0 (their pairs never turn). 0: every band turns.
+  int frozen_bands = 0;
 
   // M-RoPE: bands per position row (their sum is bands()); empty and mrope_kind::none for 1-D RoPE.
   mrope_kind mrope = mrope_kind::none;
@@ -115,8 +132,14 @@ struct rope_config {
   // LongRoPE: one factor per band (rotary_dim / 2 entries each)
   std::vector<double> short_factor;
   std::vector<double> long_factor;
+  // LongRoPE with a magnitude per regime (Phi-3.5-MoE's short_mscale / long_mscale): the attention
+  // factor of the short and of the long factors; both absent: the rule's one attention factor.
+  std::optional<double> short_mscale;
+  std::optional<double> long_mscale;
 
   [[nodiscard]] constexpr int bands() const noexcept { return rotary_dim / 2; }
+  // Bands whose frequency is not 0 (all of them but proportional RoPE's frozen tail).
+  [[nodiscard]] constexpr int turning_bands() const noexcept { return rotary_dim / 2 - frozen_bands; }
 
   // Rows of the position array: 1 for 1-D RoPE, mrope_section.size() for M-RoPE.
   [[nodiscard]] constexpr int position_rows() const noexcept {

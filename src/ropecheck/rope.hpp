@@ -9,6 +9,8 @@
 //            then one rounding to Storage. HF's q*cos + rotate_half(q)*sin and Meta's complex
 //            product perform exactly these roundings (x*c and (-x)*s, then one sum).
 //   inverse  rotation_sense::inverse uses (c, -s): R(-m), the transpose.
+//   direction a reversed convention (rope_geometry::direction, nanochat) turns by R(-m) forward and
+//            R(m) inverse: the same two products and sum with the sine's sign flipped.
 //   error    with exact c, s: |y - R x| <= (2 u_C + u_C^2) (|x_a| + |x_b|) per component from the
 //            two products and the sum, plus u_S |y| for the final rounding to Storage
 //            (ropecheck/judge/error_model.hpp). Angle/cos/sin error is the strategy's, not the kernel's.
@@ -39,9 +41,11 @@ struct rope_geometry {
   int head_dim = 128;
   int rotary_dim = 128;
   layout pair_layout = layout::half_split;
+  // reversed: the convention turns by R(-p) (nanochat); rotation_sense::inverse then gives R(p).
+  rotation_direction direction = rotation_direction::forward;
 
   [[nodiscard]] static constexpr rope_geometry of(const rope_config& c) noexcept {
-    return {c.head_dim, c.rotary_dim, c.pair_layout};
+    return {c.head_dim, c.rotary_dim, c.pair_layout, c.direction};
   }
   [[nodiscard]] constexpr int bands() const noexcept { return rotary_dim / 2; }
   // The two coordinates (within a head) that band `i` rotates.
@@ -77,11 +81,13 @@ constexpr void rotate_heads(std::span<const Storage> x, std::span<Storage> y, in
   for (std::size_t h = 0; h < nh; ++h)
     for (std::size_t j = static_cast<std::size_t>(g.rotary_dim); j < hd; ++j)
       y[h * hd + j] = x[h * hd + j];
+  // The sine's sign: R(m) for a forward convention's forward sense; R(-m) for its inverse, and the
+  // other way round for a reversed convention.
+  const bool negate_sin = (sense == rotation_sense::inverse) != (g.direction == rotation_direction::reversed);
   for (int band = 0; band < g.bands(); ++band) {
     const auto t = cs.cos_sin(pos, band);
     const Compute c = convert<Compute>(t.cos);
-    const Compute s = sense == rotation_sense::forward ? convert<Compute>(t.sin)
-                                                       : Compute(-convert<Compute>(t.sin));
+    const Compute s = negate_sin ? Compute(-convert<Compute>(t.sin)) : convert<Compute>(t.sin);
     const auto [ia, ib] = g.pair_of(band);
     for (std::size_t h = 0; h < nh; ++h) {
       const std::size_t a = h * hd + static_cast<std::size_t>(ia);

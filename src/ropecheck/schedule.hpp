@@ -127,6 +127,27 @@ constexpr void validate(const rope_config& cfg) {
   if (cfg.outputs == output_order::half_split && cfg.pair_layout != layout::interleaved)
     invalid_config("outputs", "half_split output order de-interleaves interleaved pairs; it needs layout interleaved");
   validate_mrope(cfg);
+  if (cfg.frozen_bands != 0) {
+    // Proportional RoPE (transformers modeling_rope_utils.py _compute_proportional_rope_parameters) is
+    // the default schedule, optionally divided by `factor`, with a zero tail.
+    if (cfg.frozen_bands < 0 || cfg.frozen_bands >= cfg.bands())
+      invalid_config("frozen_bands", "must be in [0, rotary_dim/2 = " + std::to_string(cfg.bands()) +
+                                         "): at least one band turns, got " + std::to_string(cfg.frozen_bands));
+    if (cfg.scaling != scaling_kind::none && cfg.scaling != scaling_kind::linear)
+      invalid_config("frozen_bands", "proportional RoPE is defined with the default or linear schedule, not '" +
+                                         std::string(to_string(cfg.scaling)) + "'");
+    if (cfg.mrope != mrope_kind::none) invalid_config("frozen_bands", "proportional RoPE with M-RoPE is not defined");
+  }
+  if ((cfg.short_mscale || cfg.long_mscale) && cfg.scaling != scaling_kind::longrope)
+    invalid_config("short_mscale", "short_mscale / long_mscale belong to LongRoPE, not '" +
+                                       std::string(to_string(cfg.scaling)) + "'");
+  if (cfg.short_mscale.has_value() != cfg.long_mscale.has_value())
+    invalid_config(cfg.short_mscale ? "long_mscale" : "short_mscale", "give short_mscale and long_mscale together");
+  for (const auto& m : {cfg.short_mscale, cfg.long_mscale})
+    if (m && (!std::isfinite(*m) || !(*m > 0.0)))
+      invalid_config("short_mscale", "short_mscale and long_mscale must be finite and > 0, got " + num(*m));
+  if (cfg.short_mscale && cfg.attention_factor)
+    invalid_config("attention_factor", "give attention_factor or short_mscale/long_mscale, not both");
 
   switch (cfg.scaling) {
     case scaling_kind::none:
@@ -207,11 +228,16 @@ constexpr T effective_factor_in(const rope_config& cfg) {
   return static_cast<T>(cfg.factor);
 }
 
-// The attention factor of YaRN and LongRoPE, 1 for every other rule, evaluated in T.
+// The attention factor of YaRN and LongRoPE, 1 for every other rule, evaluated in T. seq_len: LongRoPE
+// with short/long mscales (Phi-3.5-MoE; transformers models/phimoe/modeling_phimoe.py
+// PhimoeRotaryEmbedding.forward: long_mscale if seq_len > original_max_position_embeddings else
+// short_mscale, in place of the computed factor).
 template <class T>
-constexpr T attention_factor_in(const rope_config& cfg) {
+constexpr T attention_factor_in(const rope_config& cfg, std::int64_t seq_len = 0) {
   using std::log;
   using std::sqrt;
+  if (cfg.scaling == scaling_kind::longrope && cfg.short_mscale && cfg.long_mscale)
+    return static_cast<T>(seq_len > cfg.trained_length() ? *cfg.long_mscale : *cfg.short_mscale);
   if (cfg.attention_factor && (cfg.scaling == scaling_kind::yarn || cfg.scaling == scaling_kind::longrope))
     return static_cast<T>(*cfg.attention_factor);
   const T s = effective_factor_in<T>(cfg);
@@ -263,7 +289,7 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
 
   frequency_schedule<T> out;
   out.inv_freq.resize(static_cast<std::size_t>(n));
-  out.attention_factor = attention_factor_in<T>(cfg);
+  out.attention_factor = attention_factor_in<T>(cfg, seq_len);
   auto& f = out.inv_freq;
 
   switch (cfg.scaling) {
@@ -340,6 +366,8 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
       break;
     }
   }
+  // Proportional RoPE: the last frozen_bands frequencies are exactly 0.
+  for (int i = cfg.turning_bands(); i < n; ++i) f[static_cast<std::size_t>(i)] = T(0);
   return out;
 }
 
@@ -420,7 +448,7 @@ inline std::vector<float> hf_reciprocal_fp32(std::vector<float> x) {
 }
 
 // Python-double attention factor of HF for YaRN / LongRoPE (1.0 otherwise).
-inline double hf_attention_factor(const rope_config& cfg) { return attention_factor_in<double>(cfg); }
+inline double hf_attention_factor(const rope_config& cfg, std::int64_t seq_len = 0) { return attention_factor_in<double>(cfg, seq_len); }
 
 }  // namespace detail
 
@@ -440,7 +468,7 @@ inline frequency_schedule<float> hf_frequencies_fp32(const rope_config& cfg, std
   const float factor_f = static_cast<float>(detail::effective_factor_in<double>(cfg));
 
   frequency_schedule<float> out;
-  out.attention_factor = static_cast<float>(detail::hf_attention_factor(cfg));
+  out.attention_factor = static_cast<float>(detail::hf_attention_factor(cfg, seq_len));
 
   switch (cfg.scaling) {
     case scaling_kind::none:
@@ -570,6 +598,10 @@ inline frequency_schedule<float> hf_frequencies_fp32(const rope_config& cfg, std
       break;
     }
   }
+  // Proportional RoPE (_compute_proportional_rope_parameters): inv_freq_rotated = 1.0 / (base **
+  // (arange(0, 2 * rope_angles, 2).float() / head_dim)), the same fp32 steps as the default rule for
+  // the turning bands, then torch.zeros for the rest, then `inv_freq /= factor`.
+  for (std::size_t i = static_cast<std::size_t>(cfg.turning_bands()); i < n; ++i) out.inv_freq[i] = 0.0f;
   return out;
 }
 

@@ -31,14 +31,13 @@
 
 #include "evidence.hpp"
 #include "judging.hpp"
+#include "direction.hpp"
 #include "output_order.hpp"
 #include "pass_mrope.hpp"
 #include "passes.hpp"
 
-namespace ropecheck::audit {
+namespace ropecheck::audit::detail {
 namespace {
-
-using namespace detail;
 
 void check_dump(const dump& d, const rope_config& claimed, const audit_options& opt) {
   const auto n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) *
@@ -79,12 +78,16 @@ void diagnose(const context& c, const pairing& P) {
     drift_after_cos_sin(c, e);
 }
 
-}  // namespace
+// Sequence length for dynamic NTK and LongRoPE: HF derives it from the position ids.
+std::int64_t sequence_length(const dump& d, const audit_options& opt) {
+  std::int64_t pmax = d.positions.front();
+  for (auto p : d.positions) pmax = std::max(pmax, p);
+  return opt.seq_len > 0 ? opt.seq_len : std::max<std::int64_t>(pmax + 1, 1);
+}
 
-verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
-  check_dump(given, claimed, opt);
-  // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
-  if (claimed.outputs == output_order::half_split) return audit_half_split_outputs(given, claimed, opt);
+// A forward claim (the reversed one is mapped onto it by direction.cpp). try_reversed: on a failure,
+// test whether the dump turns the other way (rotation_reversed) before the diagnosis.
+verdict audit_forward(const dump& given, const rope_config& claimed, const audit_options& opt, bool try_reversed) {
   // M-RoPE without rows: text-only tokens, every row the given positions.
   const dump with_rows = claimed.mrope != mrope_kind::none && given.position_rows.empty() ? text_rows(given, claimed) : dump{};
   const dump& full = with_rows.tokens > 0 ? with_rows : given;
@@ -93,8 +96,7 @@ verdict audit(const dump& given, const rope_config& claimed, const audit_options
   const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
   std::int64_t pmin = full.positions.front(), pmax = full.positions.front();
   for (auto p : full.positions) pmin = std::min(pmin, p), pmax = std::max(pmax, p);
-  // Dynamic NTK and LongRoPE read the sequence length; HF derives it from the position ids.
-  const std::int64_t seq_len = opt.seq_len > 0 ? opt.seq_len : std::max<std::int64_t>(pmax + 1, 1);
+  const std::int64_t seq_len = sequence_length(full, opt);
   const reference::rope_reference ref(claimed, seq_len);
 
   verdict v;
@@ -136,10 +138,49 @@ verdict audit(const dump& given, const rope_config& claimed, const audit_options
     order_findings(v);
     return v;
   }
+  // The other direction first: one finding explains every cell (direction.cpp), the subset as a cheap
+  // test before the whole dump.
+  if (try_reversed && (!partial || judge_only(conjugate_pairs(d, claimed), claimed, opt).pass) &&
+      reversed_hypothesis(full, claimed, opt, v)) {
+    order_findings(v);
+    return v;
+  }
   const pairing_choice pc = pass_pairing(c, std::move(claimed_cells));
   diagnose(c, pc.cands[pc.best]);
   order_findings(v);
   return v;
+}
+
+}  // namespace
+
+verdict judge_only(const dump& d, const rope_config& claimed, const audit_options& opt) {
+  const dump with_rows = claimed.mrope != mrope_kind::none && d.position_rows.empty() ? text_rows(d, claimed) : dump{};
+  const dump& full = with_rows.tokens > 0 ? with_rows : d;
+  const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
+  const std::int64_t seq_len = sequence_length(full, opt);
+  const reference::rope_reference ref(claimed, seq_len);
+  audit_options quiet = opt;
+  quiet.progress = nullptr;
+  verdict v;
+  (void)judge_elements(judging_frame{full, claimed, quiet, ref, AL, seq_len}, v);
+  return v;
+}
+
+verdict audit_forward_only(const dump& d, const rope_config& claimed, const audit_options& opt) {
+  return audit_forward(d, claimed, opt, false);
+}
+
+}  // namespace ropecheck::audit::detail
+
+namespace ropecheck::audit {
+
+verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
+  detail::check_dump(given, claimed, opt);
+  // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
+  if (claimed.outputs == output_order::half_split) return detail::audit_half_split_outputs(given, claimed, opt);
+  // A reversed rotation (nanochat) is judged as the forward one on the conjugated pairs.
+  if (claimed.direction == rotation_direction::reversed) return detail::audit_reversed(given, claimed, opt);
+  return detail::audit_forward(given, claimed, opt, claimed.mrope == mrope_kind::none);
 }
 
 }  // namespace ropecheck::audit

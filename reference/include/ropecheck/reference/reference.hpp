@@ -122,7 +122,10 @@ class rope_reference {
   [[nodiscard]] static bool dense_avx2_fma_available() noexcept;  // CPU check (__builtin_cpu_supports)
 
   // The exact rotation of one head vector at `pos` (attention factor included), in the config's
-  // layout; coordinates at rotary_dim and beyond pass through. x.size() == y.size() == head_dim.
+  // layout and direction (R(p), or R(-p) = R(p)^T for rotation_direction::reversed: inv_freq, angle
+  // and cos_sin above are always those of the forward angle p * inv_freq); coordinates at rotary_dim
+  // and beyond pass through. Proportional RoPE's frozen bands have inv_freq 0: their pairs are copied
+  // (times the attention factor). x.size() == y.size() == head_dim.
   // Inputs are doubles: every value of every checked storage type but long double is one, and
   // tests choose long double inputs representable in the narrowest type.
   void rotate(std::int64_t pos, std::span<const double> x, std::span<dd> y) const;
