@@ -20,6 +20,7 @@
 namespace {
 
 using ropecheck::config_error;
+using ropecheck::fact_origin;
 using ropecheck::hf_config_parse;
 using ropecheck::layout;
 using ropecheck::load_hf_config_with_notes;
@@ -36,6 +37,18 @@ const std::filesystem::path configs = std::filesystem::path(ROPECHECK_TEST_DATA)
     if (n.find(part) != std::string::npos) return ::testing::AssertionSuccess();
   auto r = ::testing::AssertionFailure() << "no note contains \"" << part << "\"; notes:";
   for (const auto& n : p.notes) r << "\n  " << n;
+  return r;
+}
+
+// The primary convention has the fact `field` from `origin` whose source contains `part`.
+::testing::AssertionResult has_fact(const hf_config_parse& p, const std::string& field, fact_origin origin,
+                                    const std::string& part, std::size_t convention = 0) {
+  if (convention >= p.conventions.size()) return ::testing::AssertionFailure() << "no convention " << convention;
+  for (const auto& f : p.conventions[convention].facts)
+    if (f.field == field && f.origin == origin && f.source.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  auto r = ::testing::AssertionFailure() << "no fact " << field << " [" << to_string(origin) << "] from \"" << part << "\"; facts:";
+  for (const auto& f : p.conventions[convention].facts)
+    r << "\n  " << f.field << " " << f.value << " [" << to_string(f.origin) << "] " << f.source;
   return r;
 }
 
@@ -63,9 +76,10 @@ std::string config_error_of(const std::string& text) {
 TEST(Architectures, Llama2IsHalfSplitFromItsModelType) {
   const auto p = load_hf_config_with_notes(configs / "llama2_7b.json");
   EXPECT_EQ(p.config, plain(128, 128, 1e4, 4096));
-  EXPECT_TRUE(has_note(p, "layout half_split: from model_type \"llama\" (transformers models/llama/modeling_llama.py"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"llama\" (transformers models/llama/modeling_llama.py"));
   EXPECT_EQ(p.num_layers, 32);
-  EXPECT_TRUE(p.layers.empty());
+  EXPECT_EQ(p.layers.size(), 32u);
+  EXPECT_EQ(p.conventions.size(), 1u);  // every layer alike
 }
 
 TEST(Architectures, Llama31IsLlama3ScaledHalfSplit) {
@@ -77,7 +91,7 @@ TEST(Architectures, Llama31IsLlama3ScaledHalfSplit) {
   want.high_freq_factor = 4.0;
   want.original_max_position_embeddings = 8192;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "layout half_split: from model_type \"llama\""));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"llama\""));
 }
 
 TEST(Architectures, Llama32ReadsHeadDim64AndFactor32) {
@@ -94,28 +108,28 @@ TEST(Architectures, Llama32ReadsHeadDim64AndFactor32) {
 TEST(Architectures, MistralIsHalfSplitWithBase1e6) {
   const auto p = load_hf_config_with_notes(configs / "mistral_7b_v0_3.json");
   EXPECT_EQ(p.config, plain(128, 128, 1e6, 32768));
-  EXPECT_TRUE(has_note(p, "layout half_split: from model_type \"mistral\""));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"mistral\""));
 }
 
 TEST(Architectures, Qwen2AndQwen25AreHalfSplit) {
   for (const char* f : {"qwen2_7b.json", "qwen2_5_7b.json"}) {
     const auto p = load_hf_config_with_notes(configs / f);
     EXPECT_EQ(p.config, plain(128, 128, 1e6, std::string(f) == "qwen2_7b.json" ? 131072 : 32768)) << f;
-    EXPECT_TRUE(has_note(p, "layout half_split: from model_type \"qwen2\"")) << f;
+    EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"qwen2\"")) << f;
   }
 }
 
 TEST(Architectures, Qwen3ReadsItsExplicitHeadDim) {
   const auto p = load_hf_config_with_notes(configs / "qwen3_4b.json");
   EXPECT_EQ(p.config, plain(128, 128, 5e6, 262144));  // head_dim 128, not 2560 / 32 = 80
-  EXPECT_TRUE(has_note(p, "from model_type \"qwen3\""));
+  EXPECT_TRUE(has_fact(p, "head_dim", fact_origin::file, "head_dim"));
 }
 
 TEST(Architectures, Gemma2IsHalfSplitOnEveryLayer) {
   const auto p = load_hf_config_with_notes(configs / "gemma2_9b.json");
   EXPECT_EQ(p.config, plain(256, 256, 1e4, 8192));
-  EXPECT_TRUE(has_note(p, "from model_type \"gemma2\""));
-  EXPECT_TRUE(p.layers.empty());
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"gemma2\""));
+  EXPECT_EQ(p.conventions.size(), 1u);  // sliding and full layers differ in the mask only
 }
 
 TEST(Architectures, GptNeoXRotatesRotaryPctOfTheHead) {
@@ -123,13 +137,14 @@ TEST(Architectures, GptNeoXRotatesRotaryPctOfTheHead) {
   EXPECT_EQ(p.config.pair_layout, layout::half_split);
   EXPECT_EQ(p.config.head_dim, 128);
   EXPECT_EQ(p.config.rotary_dim, 32);  // int(128 * 0.25)
-  EXPECT_TRUE(has_note(p, "from model_type \"gpt_neox\""));
+  EXPECT_TRUE(has_fact(p, "rotary_dim", fact_origin::file, "rotary_pct"));
+  EXPECT_TRUE(has_fact(p, "base", fact_origin::file, "rotary_emb_base"));
 }
 
 TEST(Architectures, FalconIsHalfSplitWithTheDefaultBase) {
   const auto p = load_hf_config_with_notes(configs / "falcon_7b.json");
   EXPECT_EQ(p.config, plain(64, 64, 1e4, 4096));  // 4544 / 71; no max_position_embeddings in the file
-  EXPECT_TRUE(has_note(p, "from model_type \"falcon\""));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"falcon\""));
 }
 
 TEST(Architectures, GptOssIsHalfSplitYarnWithoutTruncation) {
@@ -140,7 +155,7 @@ TEST(Architectures, GptOssIsHalfSplitYarnWithoutTruncation) {
   want.original_max_position_embeddings = 4096;
   want.truncate = false;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "from model_type \"gpt_oss\" (transformers models/gpt_oss/modeling_gpt_oss.py"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"gpt_oss\" (transformers models/gpt_oss/"));
 }
 
 // --- Phi: longrope and partial rotary --------------------------------------------------------------
@@ -155,7 +170,7 @@ TEST(Architectures, Phi3AndPhi35AreLongropeOverTheWholeHead) {
     EXPECT_EQ(p.config.factor, 32.0) << f;  // 131072 / 4096
     EXPECT_EQ(p.config.short_factor.size(), 48u) << f;
     EXPECT_EQ(p.config.original_max_position_embeddings, 4096) << f;
-    EXPECT_TRUE(has_note(p, "from model_type \"phi3\"")) << f;
+    EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"phi3\"")) << f;
   }
 }
 
@@ -175,7 +190,7 @@ TEST(Architectures, Glm4PairsInterleavedCoordinatesOverHalfTheHead) {
   rope_config want = plain(128, 64, 1e4, 32768);
   want.pair_layout = layout::interleaved;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "layout interleaved: from model_type \"glm4\" (transformers models/glm4/modeling_glm4.py"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"glm4\" (transformers models/glm4/"));
 }
 
 TEST(Architectures, ChatGlmRotatesHalfOfKvChannelsWithBaseTimesRopeRatio) {
@@ -183,9 +198,9 @@ TEST(Architectures, ChatGlmRotatesHalfOfKvChannelsWithBaseTimesRopeRatio) {
   rope_config want = plain(128, 64, 5e6, 4096);
   want.pair_layout = layout::interleaved;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "layout interleaved: from model_type \"chatglm\""));
-  EXPECT_TRUE(has_note(p, "base 5000000 = 10000 * rope_ratio"));
-  EXPECT_TRUE(has_note(p, "rotary_dim 64 = kv_channels / 2"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"chatglm\""));
+  EXPECT_TRUE(has_fact(p, "base", fact_origin::file, "10000 * rope_ratio"));
+  EXPECT_TRUE(has_fact(p, "rotary_dim", fact_origin::family_code, "RotaryEmbedding(rotary_dim // 2)"));
 }
 
 TEST(Architectures, GptJIsInterleavedFromItsModelTypeWithoutTheRopecheckKey) {
@@ -193,7 +208,7 @@ TEST(Architectures, GptJIsInterleavedFromItsModelTypeWithoutTheRopecheckKey) {
   rope_config want = plain(256, 64, 1e4, 2048);
   want.pair_layout = layout::interleaved;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "layout interleaved: from model_type \"gptj\" (transformers models/gptj/modeling_gptj.py rotate_every_two"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"gptj\" (transformers models/gptj/"));
   // The old file with an explicit, agreeing ropecheck_layout gives the same convention and no contradiction.
   const auto q = load_hf_config_with_notes(configs / "gptj_6b_interleaved.json");
   EXPECT_EQ(q.config, want);
@@ -205,7 +220,7 @@ TEST(Architectures, CohereIsInterleaved) {
   rope_config want = plain(128, 128, 8e6, 8192);
   want.pair_layout = layout::interleaved;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "from model_type \"cohere\" (transformers models/cohere/modeling_cohere.py"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"cohere\" (transformers models/cohere/"));
 }
 
 TEST(Architectures, DeepSeekV2IsInterleavedInPlaceWithYarnMscales) {
@@ -218,7 +233,7 @@ TEST(Architectures, DeepSeekV2IsInterleavedInPlaceWithYarnMscales) {
   want.mscale = 0.707;
   want.mscale_all_dim = 0.707;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "from model_type \"deepseek_v2\" (transformers models/deepseek_v2/modeling_deepseek_v2.py apply_rotary_emb"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"deepseek_v2\" (transformers models/deepseek_v2/"));
 }
 
 TEST(Architectures, DeepSeekV3ReadsInterleavedPairsAndWritesThemHalfSplit) {
@@ -232,7 +247,8 @@ TEST(Architectures, DeepSeekV3ReadsInterleavedPairsAndWritesThemHalfSplit) {
   want.mscale = 1.0;
   want.mscale_all_dim = 1.0;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "layout interleaved, outputs half_split: rope_interleave absent (DeepseekV3Config default true)"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::class_default, "rope_interleave absent (class default true)"));
+  EXPECT_TRUE(has_fact(p, "outputs", fact_origin::family_code, "apply_rotary_pos_emb_interleave"));
 }
 
 TEST(Architectures, DeepSeekV3WithRopeInterleaveFalseIsLlamasHalfSplit) {
@@ -241,11 +257,11 @@ TEST(Architectures, DeepSeekV3WithRopeInterleaveFalseIsLlamasHalfSplit) {
   const auto p = ropecheck::parse_hf_config_with_notes(j);
   EXPECT_EQ(p.config.pair_layout, layout::half_split);
   EXPECT_EQ(p.config.outputs, output_order::in_place);
-  EXPECT_TRUE(has_note(p, "layout half_split: rope_interleave false"));
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::file, "rope_interleave false"));
   j["rope_interleave"] = true;
   const auto q = ropecheck::parse_hf_config_with_notes(j);
   EXPECT_EQ(q.config.outputs, output_order::half_split);
-  EXPECT_TRUE(has_note(q, "rope_interleave true for model_type \"deepseek_v3\""));
+  EXPECT_TRUE(has_fact(q, "layout", fact_origin::file, "rope_interleave true: model_type \"deepseek_v3\""));
 }
 
 TEST(Architectures, Llama4ReadsTextConfigIsInterleavedAndEveryFourthLayerHasNoRope) {
@@ -258,8 +274,9 @@ TEST(Architectures, Llama4ReadsTextConfigIsInterleavedAndEveryFourthLayerHasNoRo
   want.high_freq_factor = 1.0;  // Scout's: no smooth band
   want.original_max_position_embeddings = 8192;
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "rope fields read from text_config (\"llama4_text\")"));
-  EXPECT_TRUE(has_note(p, "layout interleaved: from model_type \"llama4\""));
+  EXPECT_TRUE(has_note(p, "rope fields read from text_config"));
+  EXPECT_EQ(p.model_type, "llama4_text");
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::family_code, "model_type \"llama4_text\""));
   EXPECT_TRUE(has_note(p, "12 of 48 layers have no RoPE (3, 7, 11, 15, 19, 23, ...): no_rope_layer_interval = 4"));
   ASSERT_EQ(p.layers.size(), 48u);
   for (int i = 0; i < 48; ++i) {
@@ -296,8 +313,9 @@ TEST(Architectures, Gemma3SlidingLayersUseTheLocalBaseWithoutScaling) {
   rope_config global = plain(256, 256, 1e6, 131072);
   global.scaling = scaling_kind::linear;
   global.factor = 8.0;
-  EXPECT_EQ(p.config, global);
   const rope_config local = plain(256, 256, 1e4, 131072);
+  EXPECT_EQ(p.config, local);  // the primary convention is the first RoPE layer's: layer 0 slides
+  EXPECT_EQ(p.primary_layer, 0);
   ASSERT_EQ(p.layers.size(), 34u);
   for (int i = 0; i < 34; ++i) {
     const bool full = (i + 1) % 6 == 0;
@@ -306,8 +324,9 @@ TEST(Architectures, Gemma3SlidingLayersUseTheLocalBaseWithoutScaling) {
     ASSERT_TRUE(l.config) << i;
     EXPECT_EQ(*l.config, full ? global : local) << i;
   }
-  EXPECT_TRUE(has_note(p, "rope fields read from text_config (\"gemma3_text\")"));
-  EXPECT_TRUE(has_note(p, "sliding_attention layers: base 10000 (rope_local_base_freq), no scaling"));
+  EXPECT_EQ(p.model_type, "gemma3_text");
+  EXPECT_TRUE(has_fact(p, "base", fact_origin::file, "rope_local_base_freq"));
+  EXPECT_TRUE(has_fact(p, "scaling", fact_origin::family_code, "no scaling on sliding_attention layers"));
   EXPECT_TRUE(has_note(p, "layer types from sliding_window_pattern = 6"));
 }
 
@@ -330,7 +349,7 @@ TEST(Architectures, Qwen25VlHasContiguousMropeSections) {
   want.mrope = mrope_kind::contiguous;
   want.mrope_section = {16, 24, 24};
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "M-RoPE sections contiguous: from model_type \"qwen2_5_vl\""));
+  EXPECT_TRUE(has_fact(p, "mrope", fact_origin::family_code, "qwen2_5_vl"));
 }
 
 TEST(Architectures, Qwen3VlHasInterleavedMropeFromTextConfig) {
@@ -339,7 +358,8 @@ TEST(Architectures, Qwen3VlHasInterleavedMropeFromTextConfig) {
   want.mrope = mrope_kind::interleaved;
   want.mrope_section = {24, 20, 20};
   EXPECT_EQ(p.config, want);
-  EXPECT_TRUE(has_note(p, "rope fields read from text_config (\"qwen3_vl_text\")"));
+  EXPECT_TRUE(has_note(p, "rope fields read from text_config"));
+  EXPECT_EQ(p.model_type, "qwen3_vl_text");
 }
 
 TEST(Architectures, MropeSectionsThatDoNotCoverTheBandsNameTheField) {
@@ -372,24 +392,54 @@ TEST(Architectures, AnUnknownKeyInTheRopeBlockIsAnErrorNamingIt) {
 TEST(Architectures, AnUnknownRopeKeyAtTopLevelIsAnErrorListingTheKnownOnes) {
   const std::string e = config_error_of(
       R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_pct": 0.25})");
-  EXPECT_NE(e.find("rope_pct: not a rope field ropecheck reads (it reads: rope_theta"), std::string::npos) << e;
+  EXPECT_NE(e.find("rope_pct: not a rope field model_type \"llama\" reads (it reads: rope_scaling"), std::string::npos) << e;
   const std::string f = config_error_of(
       R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "Rotary_Emb_Fraction": 0.5})");
   EXPECT_NE(f.find("Rotary_Emb_Fraction: not a rope field"), std::string::npos) << f;
   // A key a family reads is refused for another family.
   const std::string g = config_error_of(
       R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_interleave": true})");
-  EXPECT_NE(g.find("rope_interleave: read only for model_type deepseek_v3"), std::string::npos) << g;
+  EXPECT_NE(g.find("rope_interleave: not read by model_type \"llama\""), std::string::npos) << g;
   const std::string h = config_error_of(
       R"({"model_type": "gemma3", "text_config": {"head_dim": 256, "rope_theta": 1e6, "rope_scalling": {}}})");
   EXPECT_NE(h.find("text_config.rope_scalling: not a rope field"), std::string::npos) << h;
 }
 
-TEST(Architectures, AModelTypeWithoutFactsIsReadAsLlamaWithANote) {
-  const auto p = ropecheck::parse_hf_config_with_notes(
-      json::parse(R"({"model_type": "my_new_model", "hidden_size": 4096, "num_attention_heads": 32})"));
+// The claim is never a guess: a model type without facts is refused with how to declare it ...
+TEST(Architectures, AModelTypeWithoutFactsIsRefusedSayingHowToDeclareIt) {
+  const std::string e = config_error_of(R"({"model_type": "my_new_model", "hidden_size": 4096, "num_attention_heads": 32})");
+  EXPECT_NE(e.find("inline.json: model_type: model_type \"my_new_model\": ropecheck has no facts for this family"), std::string::npos) << e;
+  EXPECT_NE(e.find("--layout half_split|interleaved"), std::string::npos) << e;
+  EXPECT_NE(e.find("--assume-llama"), std::string::npos) << e;
+  EXPECT_NE(config_error_of(R"({"hidden_size": 4096, "num_attention_heads": 32})").find("no model_type: ropecheck has no facts"),
+            std::string::npos);
+}
+
+// ... and a declaration is recorded as an assumption, never made silently.
+TEST(Architectures, ADeclaredConventionIsRecordedAsAnAssumption) {
+  const json j = json::parse(R"({"model_type": "my_new_model", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 2})");
+  ropecheck::convention_declaration llama;
+  llama.assume_llama = true;
+  const auto p = ropecheck::parse_hf_config_with_notes(j, "inline.json", llama);
   EXPECT_EQ(p.config, plain(128, 128, 1e4, 4096));
-  EXPECT_TRUE(has_note(p, "model_type \"my_new_model\": no architecture facts; layout half_split assumed as for HF Llama"));
+  ASSERT_EQ(p.assumptions.size(), 1u);
+  EXPECT_NE(p.assumptions[0].find("convention declared by --assume-llama"), std::string::npos) << p.assumptions[0];
+  ropecheck::convention_declaration inter;
+  inter.pair_layout = layout::interleaved;
+  inter.rotary_fraction = 0.5;
+  const auto q = ropecheck::parse_hf_config_with_notes(j, "inline.json", inter);
+  EXPECT_EQ(q.config.pair_layout, layout::interleaved);
+  EXPECT_EQ(q.config.rotary_dim, 64);
+  EXPECT_TRUE(has_fact(q, "layout", fact_origin::declared, "--layout"));
+  EXPECT_TRUE(has_fact(q, "rotary_dim", fact_origin::declared, "--rotary-fraction"));
+  // ropecheck_layout in the file is a declaration too.
+  const auto r = ropecheck::parse_hf_config_with_notes(
+      json::parse(R"({"model_type": "my_new_model", "hidden_size": 4096, "num_attention_heads": 32, "ropecheck_layout": "half_split"})"));
+  EXPECT_EQ(r.config.pair_layout, layout::half_split);
+  EXPECT_FALSE(r.assumptions.empty());
+  // A family known to have no RoPE cannot be declared into one.
+  EXPECT_NE(config_error_of(R"({"model_type": "jamba", "hidden_size": 4096, "num_attention_heads": 32})").find("has no RoPE to check"),
+            std::string::npos);
 }
 
 TEST(Architectures, TheArchitecturesClassNameFindsTheFamilyWhenModelTypeIsUnknown) {
@@ -398,20 +448,39 @@ TEST(Architectures, TheArchitecturesClassNameFindsTheFamilyWhenModelTypeIsUnknow
           "num_attention_heads": 64, "qk_rope_head_dim": 64})"));
   EXPECT_EQ(p.config.pair_layout, layout::interleaved);
   EXPECT_EQ(p.config.outputs, output_order::half_split);
-  EXPECT_TRUE(has_note(p, "for architectures \"DeepseekV3ForCausalLM\""));
+  EXPECT_EQ(p.via, "architectures \"DeepseekV3ForCausalLM\"");
+  EXPECT_TRUE(has_fact(p, "layout", fact_origin::class_default, "architectures \"DeepseekV3ForCausalLM\""));
+}
+
+// model_type and architectures naming families that read the file differently: refused, naming both.
+TEST(Architectures, AModelTypeAndAClassThatDisagreeAreRefused) {
+  const std::string e = config_error_of(
+      R"({"model_type": "mixtral", "architectures": ["Grok1ModelForCausalLM"], "hidden_size": 6144,
+          "num_attention_heads": 48, "num_hidden_layers": 64})");
+  EXPECT_NE(e.find("architectures \"Grok1ModelForCausalLM\""), std::string::npos) << e;
+  EXPECT_NE(e.find("base 1000000, default vs half_split, head_dim 128, rotary_dim 128, base 10000"), std::string::npos) << e;
+  // With the base in the file both read it alike: accepted.
+  EXPECT_EQ(config_error_of(R"({"model_type": "mixtral", "architectures": ["Grok1ModelForCausalLM"], "hidden_size": 6144,
+          "num_attention_heads": 48, "num_hidden_layers": 64, "rope_theta": 10000})"),
+            "(accepted)");
 }
 
 TEST(Architectures, AnExplicitRopecheckLayoutWinsAndSaysItContradicts) {
   const auto p = ropecheck::parse_hf_config_with_notes(json::parse(
       R"({"model_type": "glm4", "head_dim": 128, "num_attention_heads": 32, "partial_rotary_factor": 0.5,
-          "ropecheck_layout": "half_split"})"));
+          "rope_theta": 10000, "ropecheck_layout": "half_split"})"));
   EXPECT_EQ(p.config.pair_layout, layout::half_split);
   EXPECT_TRUE(has_note(p, "ropecheck_layout half_split contradicts model_type \"glm4\" (interleaved)"));
 }
 
 TEST(Architectures, EveryTableRowCitesItsSource) {
   for (const auto& a : ropecheck::known_architectures()) {
-    EXPECT_FALSE(a.layout_source.empty()) << a.model_type;
+    if (a.support != ropecheck::family_support::rope) {
+      EXPECT_FALSE(a.why.empty()) << a.model_type;
+    } else {
+      EXPECT_FALSE(a.layout_source.empty()) << a.model_type;
+      EXPECT_FALSE(a.base_source.empty() && a.quirk != ropecheck::family_quirk::chatglm) << a.model_type;
+    }
     EXPECT_EQ(ropecheck::find_architecture(a.model_type), &a) << a.model_type;  // no duplicate rows
     if (a.outputs == output_order::half_split) {
       EXPECT_EQ(a.pair_layout, layout::interleaved) << a.model_type;
@@ -419,8 +488,14 @@ TEST(Architectures, EveryTableRowCitesItsSource) {
     if (a.mrope != mrope_kind::none) {
       EXPECT_FALSE(a.mrope_source.empty()) << a.model_type;
     }
+    if (a.layers != ropecheck::layer_rule::uniform) {
+      EXPECT_FALSE(a.layers_source.empty()) << a.model_type;
+    }
   }
+  // An alias finds its row; nothing else does.
+  EXPECT_EQ(ropecheck::find_architecture("gemma3_text"), ropecheck::find_architecture("gemma3"));
   EXPECT_EQ(ropecheck::find_architecture("no_such_model"), nullptr);
+  EXPECT_EQ(ropecheck::find_architecture(""), nullptr);
 }
 
 }  // namespace

@@ -25,13 +25,6 @@ using json = nlohmann::json;
 const std::filesystem::path configs = std::filesystem::path(ROPECHECK_TEST_DATA) / "configs";
 
 // Whether one of the parser's notes contains `part` (printed on failure).
-::testing::AssertionResult has_note(const ropecheck::hf_config_parse& p, const std::string& part) {
-  for (const auto& n : p.notes)
-    if (n.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  auto r = ::testing::AssertionFailure() << "no note contains \"" << part << "\"; notes:";
-  for (const auto& n : p.notes) r << "\n  " << n;
-  return r;
-}
 
 TEST(HfConfig, Llama2ParsesToTheDefaultRuleWithBase1e4AndHeadDim128) {
   const rope_config c = load_hf_config(configs / "llama2_7b.json");
@@ -86,7 +79,9 @@ TEST(HfConfig, QwenYarnKeepsTheExplicitFactorAndSaysItDiffersFromTheLengthRatio)
   EXPECT_EQ(p.config.scaling, scaling_kind::yarn);
   EXPECT_EQ(p.config.factor, 4.0);  // transformers v5; 4.4x-4.5x used 32768/32768 = 1
   EXPECT_EQ(p.config.original_max_position_embeddings, 32768);
-  EXPECT_TRUE(has_note(p, "explicit factor"));
+  bool said = false;
+  for (const auto& f : p.conventions.front().facts) said = said || (f.field == "factor" && f.source.find("differs from max_position_embeddings") != std::string::npos);
+  EXPECT_TRUE(said) << "the factor's source says it differs from the length ratio";
 }
 
 TEST(HfConfig, GptOssYarnReadsTruncateFalse) {
@@ -108,7 +103,7 @@ TEST(HfConfig, Phi3LongropeTakesTopLevelOriginalLengthAndDerivesTheFactor) {
 }
 
 TEST(HfConfig, SuIsTheLegacyNameOfLongrope) {
-  json j = json::parse(R"({"hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 8192,
+  json j = json::parse(R"({"model_type": "phi3", "hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 8192,
     "original_max_position_embeddings": 2048, "rope_scaling": {"type": "su"}})");
   j["rope_scaling"]["short_factor"] = std::vector<double>(32, 1.0);
   j["rope_scaling"]["long_factor"] = std::vector<double>(32, 2.0);
@@ -127,7 +122,7 @@ TEST(HfConfig, PythiaRotaryPctGivesARotaryDimOfAQuarterHead) {
 TEST(HfConfig, PartialRotaryFactorTruncatesAsHfDoes) {
   // Phi-2: head 80, partial_rotary_factor 0.4 -> int(32.000000000000004) = 32.
   const rope_config c = parse_hf_config(json::parse(
-      R"({"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4, "rope_theta": 10000.0})"));
+      R"({"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4, "rope_theta": 10000.0})"));
   EXPECT_EQ(c.head_dim, 80);
   EXPECT_EQ(c.rotary_dim, 32);
 }
@@ -141,24 +136,26 @@ TEST(HfConfig, V5RopeParametersCarryThetaAndTheRule) {
   EXPECT_EQ(c.original_max_position_embeddings, 8192);
 }
 
-TEST(HfConfig, V5PerLayerRopeParametersReadFullAttentionAndSaySo) {
+TEST(HfConfig, V5PerLayerRopeParametersGiveEachLayerItsTypesBlock) {
   const auto p = load_hf_config_with_notes(configs / "v5_gemma3_per_layer.json");
+  // No num_hidden_layers: layer_types says there are 6; layer 0 slides, so the primary convention is its block's.
+  ASSERT_EQ(p.layers.size(), 6u);
+  EXPECT_EQ(p.primary_layer, 0);
   EXPECT_EQ(p.config.head_dim, 256);
-  EXPECT_EQ(p.config.scaling, scaling_kind::linear);
-  EXPECT_EQ(p.config.factor, 8.0);
-  EXPECT_EQ(p.config.base, 1.0e6);
-  ASSERT_FALSE(p.notes.empty());
-  EXPECT_NE(p.notes.front().find("full_attention"), std::string::npos);
-  EXPECT_NE(p.notes.front().find("sliding_attention"), std::string::npos);
+  EXPECT_EQ(p.config.scaling, scaling_kind::none);
+  EXPECT_EQ(p.config.base, 1.0e4);
+  ASSERT_TRUE(p.layers[5].config);
+  EXPECT_EQ(p.layers[5].type, "full_attention");
+  EXPECT_EQ(p.layers[5].config->scaling, scaling_kind::linear);
+  EXPECT_EQ(p.layers[5].config->factor, 8.0);
+  EXPECT_EQ(p.layers[5].config->base, 1.0e6);
 }
 
 TEST(HfConfig, V5PerLayerRopeParametersWithOneEntryUseIt) {
   const auto p = ropecheck::parse_hf_config_with_notes(json::parse(
-      R"({"head_dim": 64, "num_attention_heads": 8, "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}}})"));
+      R"({"model_type": "llama", "head_dim": 64, "num_attention_heads": 8, "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 20000.0}}})"));
   EXPECT_EQ(p.config.base, 20000.0);
-  EXPECT_TRUE(has_note(p, "the primary convention is \"sliding_attention\""));
-  EXPECT_TRUE(has_note(p, "no model_type: no architecture facts; layout half_split assumed as for HF Llama"));
-  EXPECT_EQ(p.notes.size(), 2u);
+  EXPECT_EQ(p.conventions.front().type, "sliding_attention");
 }
 
 TEST(HfConfig, DynamicNtkReadsItsFactor) {
@@ -184,13 +181,13 @@ TEST(HfConfig, GptJReadsNEmbdNHeadRotaryDimAndTheExplicitLayout) {
 
 TEST(HfConfig, StaticNtkIsRopecheckOwnRuleName) {
   const rope_config c = parse_hf_config(json::parse(
-      R"({"hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "ntk", "factor": 8}})"));
+      R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "ntk", "factor": 8}})"));
   EXPECT_EQ(c.scaling, scaling_kind::ntk);
   EXPECT_EQ(c.factor, 8.0);
 }
 
 TEST(HfConfig, RopeScalingAndRopeParametersMayRepeatEachOther) {
-  const rope_config c = parse_hf_config(json::parse(R"({"hidden_size": 4096, "num_attention_heads": 32,
+  const rope_config c = parse_hf_config(json::parse(R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
       "rope_scaling": {"type": "linear", "factor": 2.0}, "rope_parameters": {"type": "linear", "factor": 2.0}})"));
   EXPECT_EQ(c.factor, 2.0);
 }
@@ -248,7 +245,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(HfConfig, UnknownRopeTypeListsTheKnownOnes) {
   try {
-    (void)parse_hf_config(json::parse(R"({"head_dim": 64, "rope_scaling": {"rope_type": "xpos"}})"));
+    (void)parse_hf_config(json::parse(R"({"model_type": "llama", "head_dim": 64, "rope_scaling": {"rope_type": "xpos"}})"));
     FAIL();
   } catch (const config_error& e) {
     const std::string msg = e.what();
@@ -260,25 +257,25 @@ TEST(HfConfig, UnknownRopeTypeListsTheKnownOnes) {
 
 TEST(HfConfig, ContradictoryTypeAndRopeTypeAreRejected) {
   EXPECT_THROW((void)parse_hf_config(json::parse(
-                   R"({"head_dim": 64, "rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2}})")),
+                   R"({"model_type": "llama", "head_dim": 64, "rope_scaling": {"rope_type": "linear", "type": "dynamic", "factor": 2}})")),
                config_error);
 }
 
 TEST(HfConfig, RotaryDimContradictingPartialRotaryFactorIsRejected) {
   EXPECT_THROW((void)parse_hf_config(json::parse(
-                   R"({"head_dim": 128, "partial_rotary_factor": 0.5, "rotary_dim": 32})")),
+                   R"({"model_type": "nemotron", "head_dim": 128, "partial_rotary_factor": 0.5, "rotary_dim": 32})")),
                config_error);
 }
 
 TEST(HfConfig, ContradictoryOriginalLengthsAreRejected) {
-  json j = json::parse(R"({"head_dim": 64, "max_position_embeddings": 65536, "original_max_position_embeddings": 4096,
+  json j = json::parse(R"({"model_type": "llama", "head_dim": 64, "max_position_embeddings": 65536, "original_max_position_embeddings": 4096,
       "rope_scaling": {"rope_type": "yarn", "factor": 16, "original_max_position_embeddings": 8192}})");
   EXPECT_THROW((void)parse_hf_config(j), config_error);
 }
 
 TEST(HfConfig, TruncateMustBeABoolean) {
   EXPECT_THROW((void)parse_hf_config(json::parse(
-                   R"({"head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 4, "truncate": "no"}})")),
+                   R"({"model_type": "llama", "head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 4, "truncate": "no"}})")),
                config_error);
 }
 
@@ -310,7 +307,7 @@ TEST(HfConfig, DeepNestingIsRejectedWithoutRecursion) {
   } catch (const ropecheck::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("nests deeper than 64 levels"), std::string::npos) << e.what();
   }
-  std::string shallow = "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": ";
+  std::string shallow = "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": ";
   for (int i = 0; i < 10; ++i) shallow += '[';
   for (int i = 0; i < 10; ++i) shallow += ']';
   shallow += "}";
@@ -328,11 +325,11 @@ namespace {
 // each parameter valid alone, the schedule infinite. Now refused with the field named.
 TEST(HfConfig, SchedulesThatOverflowAreRefused) {
   const char* cases[][2] = {
-      {R"({"head_dim": 4, "rope_scaling": {"type": "linear", "factor": 1e-320}})", "inv_freq is not finite"},
-      {R"({"head_dim": 4, "max_position_embeddings": 8192, "original_max_position_embeddings": 4096,
+      {R"({"model_type": "llama", "head_dim": 4, "rope_scaling": {"type": "linear", "factor": 1e-320}})", "inv_freq is not finite"},
+      {R"({"model_type": "phi3", "head_dim": 4, "max_position_embeddings": 8192, "original_max_position_embeddings": 4096,
            "rope_scaling": {"type": "longrope", "short_factor": [1.0, 5e-324], "long_factor": [1.0, 1.0]}})",
        "inv_freq is not finite"},
-      {R"({"head_dim": 4, "max_position_embeddings": 2, "original_max_position_embeddings": 1,
+      {R"({"model_type": "phi3", "head_dim": 4, "max_position_embeddings": 2, "original_max_position_embeddings": 1,
            "rope_scaling": {"type": "longrope", "short_factor": [1.0, 1.0], "long_factor": [1.0, 1.0]}})",
        "must be > 1 for LongRoPE"},
   };

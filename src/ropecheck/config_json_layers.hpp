@@ -1,7 +1,7 @@
-// ropecheck/config_json_layers.hpp — the whole config.json: which object holds the text model's
-// rope fields (top level or text_config), which rope block each layer type reads, and the per-layer
-// conventions (Gemma 3 local layers, Llama 4 NoPE layers, v5 rope_parameters keyed by layer type).
-// Included at the end of config_json.hpp, its only user; the public entry points are here.
+// ropecheck/config_json_layers.hpp — the whole config.json: the text model, its family, the rope block
+// each layer type reads, and which decoder layers rotate with which convention, by the family's layer
+// rule (architectures.hpp layer_rule, one function each below, each citing the code it follows).
+// Included at the end of config_json.hpp, its only user; the public entry points are at the end.
 #pragma once
 
 #include <algorithm>
@@ -14,24 +14,21 @@
 #include <nlohmann/json.hpp>
 
 #include "ropecheck/config_json.hpp"
+#include "ropecheck/config_json_family.hpp"
+#include "ropecheck/config_json_layer_rules.hpp"
+#include "ropecheck/config_json_geometry.hpp"
+#include "ropecheck/config_json_scaling.hpp"
 
 namespace ropecheck {
 namespace detail::json_read {
 
-inline bool has_rope_fields(const json& o) {
-  for (const char* k : {"rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base", "partial_rotary_factor",
-                        "head_dim", "qk_rope_head_dim"})
-    if (o.contains(k) && !o[k].is_null()) return true;
-  return false;
-}
-
-// The rope block(s): nullptr-free map layer type -> (block, path). A plain block maps "" to it.
+// The rope block(s): layer type -> (block, path). A plain block maps "" to it.
 struct blocks {
   std::map<std::string, std::pair<const json*, std::string>> by_type;
-  std::string primary;  // the key of the primary convention
+  fact_origin origin = fact_origin::file;  // class_default: the family's default block (the file has none)
 };
 
-inline blocks find_blocks(const reader& r, const json& t, std::vector<std::string>& notes) {
+inline blocks find_blocks(const reader& r, const json& t, const json& family_default) {
   static const json empty = json::object();
   blocks out;
   const auto rs = t.find("rope_scaling");
@@ -42,188 +39,342 @@ inline blocks find_blocks(const reader& r, const json& t, std::vector<std::strin
   if (has_rp && !rp->is_object()) r.fail("rope_parameters", "must be an object or null, got " + describe(*rp));
   if (has_rs && has_rp && *rs != *rp)
     r.fail("rope_parameters", "contradicts rope_scaling: give one of them (v4 rope_scaling or v5 rope_parameters)");
-  if (has_rp && !rp->empty() && !looks_like_rope_block(*rp)) {
-    // v5 per-layer-type dict: {"full_attention": {...}, "sliding_attention": {...}}
-    for (const auto& [k, v] : rp->items()) {
-      if (!v.is_object()) r.fail("rope_parameters." + k, "must be an object in a per-layer-type rope_parameters");
-      out.by_type[k] = {&v, "rope_parameters." + k};
-    }
-    if (rp->contains("full_attention")) {
-      out.primary = "full_attention";
-    } else if (rp->size() == 1) {
-      out.primary = rp->begin().key();
-    } else {
-      std::string keys;
-      for (const auto& [k, v] : rp->items()) keys += (keys.empty() ? "" : ", ") + k;
-      r.fail("rope_parameters", "is keyed by layer type (" + keys +
-                                    ") but has no \"full_attention\" entry; cannot tell which to check");
-    }
-    std::string others;
-    for (const auto& [k, v] : rp->items())
-      if (k != out.primary) others += (others.empty() ? "" : ", ") + k;
-    notes.push_back("rope_parameters is keyed by layer type; the primary convention is \"" + out.primary + "\"" +
-                    (others.empty() ? std::string() : " (per layer: " + others + ")"));
+  const json* src = has_rp ? &*rp : has_rs ? &*rs : nullptr;
+  std::string path = has_rp ? "rope_parameters" : "rope_scaling";
+  if (!src && family_default.is_object()) {
+    src = &family_default;
+    path = "(class default rope block)";
+    out.origin = fact_origin::class_default;
+  }
+  if (!src) {
+    out.by_type[""] = {&empty, ""};
     return out;
   }
-  if (has_rp) out.by_type[""] = {&*rp, "rope_parameters"};
-  else if (has_rs) out.by_type[""] = {&*rs, "rope_scaling"};
-  else out.by_type[""] = {&empty, ""};
+  if (!src->empty() && !looks_like_rope_block(*src)) {
+    // v5 per-layer-type dict: {"full_attention": {...}, "sliding_attention": {...}}
+    for (const auto& [k, v] : src->items()) {
+      if (!v.is_object()) r.fail(path + "." + k, "must be an object in a per-layer-type rope_parameters");
+      out.by_type[k] = {&v, path + "." + k};
+    }
+    return out;
+  }
+  out.by_type[""] = {src, path};
   return out;
 }
 
-// The layer types, one per layer: layer_types, else Gemma 3's sliding_window_pattern, else Llama 4's
-// no_rope_layers; empty when the config says nothing per layer.
-struct layer_plan {
-  std::vector<std::string> types;
-  std::vector<bool> rotates;  // false: NoPE layer
-};
-
-inline layer_plan plan_layers(const reader& r, const json& t, int n, const architecture_facts* facts,
-                              std::vector<std::string>& notes) {
-  layer_plan p;
-  if (auto lt = r.strings(t, "layer_types", "layer_types")) {
-    if (n > 0 && static_cast<int>(lt->size()) != n)
-      r.fail("layer_types", "has " + std::to_string(lt->size()) + " entries; num_hidden_layers is " + std::to_string(n));
-    p.types = std::move(*lt);
-  }
-  const auto sched = facts ? facts->layers : layer_schedule::uniform;
-  if (sched == layer_schedule::gemma3_local && p.types.empty() && n > 0) {
-    // transformers models/gemma3/configuration_gemma3.py: layer_types from sliding_window_pattern
-    // (default 6): "sliding_attention" if (i + 1) % pattern else "full_attention".
-    const auto pat = r.positive_length(t, "sliding_window_pattern", "sliding_window_pattern").value_or(6);
-    for (int i = 0; i < n; ++i) p.types.push_back((i + 1) % pat ? "sliding_attention" : "full_attention");
-    notes.push_back("layer types from sliding_window_pattern = " + std::to_string(pat) +
-                    " (transformers models/gemma3/configuration_gemma3.py Gemma3TextConfig)");
-  }
-  if (sched == layer_schedule::llama4_nope && n > 0) {
-    // transformers models/llama4/configuration_llama4.py Llama4TextConfig: no_rope_layers[i] == 1 means
-    // layer i uses RoPE; when empty, every no_rope_layer_interval-th layer (default 4) is NoPE;
-    // modeling_llama4.py Llama4TextAttention: use_rope = config.no_rope_layers[layer_idx].
-    auto nrl = r.integers(t, "no_rope_layers", "no_rope_layers", 0, 1);
-    const auto interval = r.positive_length(t, "no_rope_layer_interval", "no_rope_layer_interval").value_or(4);
-    if (nrl && !nrl->empty()) {
-      if (static_cast<int>(nrl->size()) < n)
-        r.fail("no_rope_layers", "has " + std::to_string(nrl->size()) + " entries; num_hidden_layers is " +
-                                     std::to_string(n));
-      for (int i = 0; i < n; ++i) p.rotates.push_back((*nrl)[static_cast<std::size_t>(i)] == 1);
-    } else {
-      for (int i = 0; i < n; ++i) p.rotates.push_back((i + 1) % interval != 0);
+// Refuses what validate() refuses and schedules that overflow, naming the field.
+inline void check_derived(const reader& r, const rope_config& c) {
+  try {
+    validate(c);
+    // Parameters valid one by one can still overflow the schedule (a factor of 1e-320); the schedule is
+    // computed once at the training length and once past it (dynamic NTK, LongRoPE's long factors).
+    if (c.bands() <= 4096) {
+      (void)compute_frequencies<double>(c);
+      const std::int64_t L = c.trained_length();
+      (void)compute_frequencies<double>(c, L < std::numeric_limits<std::int64_t>::max() ? L + 1 : L);
     }
-    std::string nope;
-    int count = 0;
-    for (int i = 0; i < n; ++i)
-      if (!p.rotates[static_cast<std::size_t>(i)]) {
-        if (count++ < 6) nope += (nope.empty() ? "" : ", ") + std::to_string(i);
-      }
-    if (count > 6) nope += ", ...";
-    notes.push_back(std::to_string(count) + " of " + std::to_string(n) + " layers have no RoPE (" + nope + "): " +
-                    (nrl && !nrl->empty() ? std::string("no_rope_layers")
-                                          : "no_rope_layer_interval = " + std::to_string(interval)) +
-                    " (transformers models/llama4/modeling_llama4.py Llama4TextAttention.use_rope)");
-    if (p.types.empty())
-      for (int i = 0; i < n; ++i)
-        p.types.push_back(p.rotates[static_cast<std::size_t>(i)] ? "chunked_attention" : "full_attention");
+  } catch (const std::invalid_argument& e) {
+    r.fail("(derived rope_config)", e.what());  // validate's message starts with "rope_config.<field>:"
   }
-  return p;
 }
 
-inline hf_config_parse parse(const json& j, const std::string& source) {
+// The convention of one variant: geometry, layout, rule, then the variant's changes.
+inline convention_facts read_convention(const reader& r, const json& t, const blocks& B, const family_view& fam,
+                                        const convention_declaration& decl, const variant& v,
+                                        std::vector<std::string>& notes) {
+  convention_facts out;
+  out.type = v.label;
+  const fact_log log{out.facts};
+  rope_config& c = out.config;
+  const auto it = B.by_type.count(v.type) ? B.by_type.find(v.type) : B.by_type.find("");
+  if (it == B.by_type.end()) {
+    std::string keys;
+    for (const auto& [k, b] : B.by_type) keys += (keys.empty() ? "" : ", ") + k;
+    r.fail("rope_parameters", "is keyed by layer type (" + keys + ") but has no \"" + v.type + "\" entry for the layers of that type");
+  }
+  const json& b = *it->second.first;
+  const std::string& bp = it->second.second;
+  // GPT-J's config.json says "rotary": true; false would mean no RoPE at all.
+  if (auto rot = r.boolean(t, "rotary", "rotary"); rot && !*rot) r.fail("rotary", "false: this model has no RoPE to check");
+  family_view f = fam;
+  json with_head;  // a per-type head size (Gemma 4 global_head_dim, MiMo swa_head_dim) read as head_dim
+  if (!v.head_key.empty()) {
+    with_head = t;
+    const auto hk = r.positive_length(t, v.head_key.c_str(), v.head_key);
+    if (!hk && v.head_default <= 0) r.fail(v.head_key, "missing; the " + v.label + " layers of " + fam.via + " read their head size from it");
+    with_head["head_dim"] = hk.value_or(v.head_default);
+    f.row.head = head_rule::head_dim_key;
+  }
+  const json& tt = v.head_key.empty() ? t : with_head;
+  const std::string block_path = bp.empty() ? std::string("rope_scaling") : bp;
+  const lengths L = read_geometry(r, tt, b, block_path, f, decl, c, log);
+  if (!v.head_key.empty())
+    log.add("head_dim", std::to_string(c.head_dim), t.contains(v.head_key) ? fact_origin::file : fact_origin::class_default,
+            (t.contains(v.head_key) ? v.head_key : v.head_key + " absent: class default") + " (" + v.source + ")");
+  read_layout(r, t, f, decl, c, log, notes);
+  read_rule(r, rule_inputs{b, block_path, L.mpe, L.orig, f.declared ? nullptr : &f.row, std::string(f.row.model_type), B.origin,
+                           std::string(f.row.block_keys)},
+            c, log);
+  if (fam.row.quirk == family_quirk::hunyuan_alpha && c.scaling == scaling_kind::ntk && !t.contains("head_dim"))
+    r.fail("head_dim", "missing; HunYuan's NTK-alpha base reads config.head_dim for its exponent d/(d-2), None without it "
+                       "(transformers models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__)");
+  if (fam.row.layers == layer_rule::gemma4 && v.head_key == "global_head_dim" && c.frozen_bands == 0) {
+    const auto hd = r.positive_length(t, "head_dim", "head_dim").value_or(fam.row.head_default);
+    if (hd != c.head_dim)
+      r.fail(block_path + ".rope_type", "not \"proportional\" on Gemma 4's full_attention layers: the code then builds a table of head_dim = " +
+                                            std::to_string(hd) + " coordinates for a global_head_dim = " + std::to_string(c.head_dim) +
+                                            " head, which the attention cannot apply (" + v.source + ")");
+  }
+  if (v.unscaled && c.scaling != scaling_kind::none) {
+    const rope_config plain;
+    c.scaling = scaling_kind::none;
+    c.factor = 1.0;
+    c.attention_factor = plain.attention_factor;
+    c.mscale = plain.mscale;
+    c.mscale_all_dim = plain.mscale_all_dim;
+    c.short_factor.clear();
+    c.long_factor.clear();
+    c.short_mscale.reset();
+    c.long_mscale.reset();
+    log.add("scaling", "default", fact_origin::family_code, "no scaling on " + v.label + " layers: " + v.source);
+    std::erase_if(out.facts, [](const fact& x) { return x.field == "factor" || x.field == "attention_factor" || x.field == "beta_fast/beta_slow"; });
+  }
+  if (!v.base_key.empty()) {
+    const auto lb = r.number(t, v.base_key.c_str(), v.base_key);
+    c.base = lb.value_or(v.base_default);
+    if (!(c.base > 1.0)) r.fail(v.base_key, "must be > 1, got " + fmt(c.base));
+    log.add("base", fmt(c.base), lb ? fact_origin::file : fact_origin::class_default,
+            (lb ? v.base_key : v.base_key + " absent: class default " + fmt(v.base_default)) + " (" + v.source + ")");
+  }
+  check_derived(r, c);
+  return out;
+}
+
+// A convention in one line, for messages.
+inline std::string judge_line(const rope_config& c) {
+  return std::string(to_string(c.pair_layout)) + ", head_dim " + std::to_string(c.head_dim) + ", rotary_dim " +
+         std::to_string(c.rotary_dim) + ", base " + fmt(c.base) + ", " + std::string(to_string(c.scaling));
+}
+
+// The lightning indexer's RoPE (DeepSeek-V3.2, GLM-5): the first qk_rope_head_dim of index_head_dim
+// coordinates, the attention's table, its own layout (indexer_rope_interleave).
+inline convention_facts indexer_convention(const reader& r, const json& t, const convention_facts& attn, const family_view& fam) {
+  convention_facts out;
+  out.type = "indexer";
+  out.config = attn.config;
+  const fact_log log{out.facts};
+  rope_config& c = out.config;
+  const auto ihd = r.positive_length(t, "index_head_dim", "index_head_dim");
+  c.head_dim = static_cast<int>(ihd.value_or(128));
+  log.add("head_dim", std::to_string(c.head_dim), ihd ? fact_origin::file : fact_origin::class_default,
+          ihd ? std::string("index_head_dim") : "index_head_dim absent: class default 128");
+  c.rotary_dim = attn.config.rotary_dim;
+  log.add("rotary_dim", std::to_string(c.rotary_dim), fact_origin::family_code,
+          "the first qk_rope_head_dim coordinates of the indexer head (" + std::string(fam.row.indexer_source) + ")");
+  const auto ri = r.boolean(t, "indexer_rope_interleave", "indexer_rope_interleave");
+  c.pair_layout = ri ? (*ri ? layout::interleaved : layout::half_split) : *fam.row.indexer;
+  c.outputs = output_order::in_place;
+  log.add("layout", std::string(to_string(c.pair_layout)), ri ? fact_origin::file : fact_origin::class_default,
+          ri ? std::string("indexer_rope_interleave") : "indexer_rope_interleave absent: " + std::string(fam.row.indexer_source));
+  for (const auto& f : attn.facts)
+    if (f.field == "base" || f.field == "scaling" || f.field == "factor") log.add(f.field, f.value, f.origin, f.source + " (shared with the attention)");
+  check_derived(r, c);
+  return out;
+}
+
+inline hf_config_parse parse_as(const json& j, const std::string& source, const convention_declaration& decl,
+                                const architecture_facts* forced) {
   const reader top(source);
   hf_config_parse out;
   if (nesting_depth(j) > max_nesting)
     top.fail("", "nests deeper than " + std::to_string(max_nesting) + " levels; not a config.json");
   if (!j.is_object()) top.fail("", "a config.json must be a JSON object, got " + describe(j));
 
-  // The text model: text_config when it holds the rope fields (or the top level holds none).
-  const json* tp = &j;
-  const auto tc = j.find("text_config");
-  if (tc != j.end() && tc->is_object() && (has_rope_fields(*tc) || !has_rope_fields(j))) tp = &*tc;
-  const json& t = *tp;
-  const reader r(source, tp == &j ? "" : "text_config.");
+  const text_model tm = find_text_model(j);
+  const json& t = *tm.t;
+  const reader r(source, tm.path);
   std::vector<std::string>& notes = out.notes;
-
-  std::string model_type = top.string(j, "model_type", "model_type").value_or("");
-  std::string via;
-  const architecture_facts* facts = facts_for(model_type, j, via);
-  if (tp != &j) {
-    const std::string inner = r.string(t, "model_type", "model_type").value_or("");
-    if (!facts && !inner.empty()) facts = facts_for(inner, t, via);
-    if (model_type.empty()) model_type = inner;
-    notes.push_back("rope fields read from text_config" + (inner.empty() ? std::string() : " (\"" + inner + "\")"));
+  out.text_model = tm.path.empty() ? "" : tm.path.substr(0, tm.path.size() - 1);
+  family_view fam = resolve_family(top, r, j, t, decl, out.model_type, forced);
+  out.family = std::string(fam.row.family);
+  out.via = fam.via;
+  if (fam.declared) out.assumptions.push_back("no facts for " + (out.model_type.empty() ? std::string("this model") : "model_type \"" + out.model_type + "\"") +
+                                              ": convention declared by " + fam.via);
+  if (fam.row.quirk == family_quirk::text_config_only && tm.path.empty())
+    throw config_error(source, "text_config", "missing: " + fam.via + " builds its text model from text_config and does not forward "
+                                              "top-level rope fields to it (" + std::string(fam.row.base_source) + "); give text_config");
+  if (fam.row.quirk == family_quirk::falcon_alibi && r.boolean(t, "alibi", "alibi").value_or(false))
+    throw config_error(source, r.prefix() + "alibi", "true: Falcon then uses ALiBi, not RoPE (transformers models/falcon/modeling_falcon.py "
+                                                     "FalconAttention: rotary = not alibi); nothing to check");
+  if (fam.row.quirk == family_quirk::esm_rotary) {
+    const auto pe = r.string(t, "position_embedding_type", "position_embedding_type").value_or("absolute");
+    if (pe != "rotary")
+      throw config_error(source, r.prefix() + "position_embedding_type",
+                         "\"" + pe + "\": ESM rotates only with \"rotary\" (transformers models/esm/modeling_esm.py EsmSelfAttention)");
+  }
+  if (fam.row.quirk == family_quirk::baichuan) {
+    // vLLM vllm/model_executor/models/baichuan.py: BaichuanForCausalLM uses RoPE only at hidden_size 4096
+    // (Baichuan 2 7B); other sizes (13B) use ALiBi; BaiChuanForCausalLM (Baichuan-7B) always RoPE.
+    std::string cls;
+    (void)facts_by_class(j, cls);
+    const auto hidden = r.positive_length(t, "hidden_size", "hidden_size");
+    if (cls == "BaichuanForCausalLM" && hidden && *hidden != 4096)
+      throw config_error(source, r.prefix() + "hidden_size", std::to_string(*hidden) + " with BaichuanForCausalLM: Baichuan 2 13B uses ALiBi, "
+                                                             "not RoPE (vLLM vllm/model_executor/models/baichuan.py); nothing to check");
+  }
+  if (&t != &j)
     for (const char* k : {"rope_theta", "rope_scaling", "rope_parameters"})
       if (j.contains(k) && !j[k].is_null() && t.contains(k) && j[k] != t[k])
         r.fail(k, std::string("contradicts the top-level ") + k + "; give it once");
-    check_rope_keys(top, j, facts, model_type);
+  if (!tm.path.empty()) {
+    notes.push_back("rope fields read from " + out.text_model);
+    check_rope_keys(top, j, fam);
   }
-  out.model_type = model_type;
-  check_rope_keys(r, t, facts, model_type);
+  check_rope_keys(r, t, fam);
 
-  const blocks B = find_blocks(r, t, notes);
-  auto convention = [&](const std::string& key, std::vector<std::string>& into) {
-    const auto& [b, bp] = B.by_type.at(key);
-    return read_convention(r, t, *b, bp, !bp.empty(), facts, via, model_type, into);
+  json family_default;
+  if (!fam.row.default_rope.empty() && !fam.declared) family_default = json::parse(fam.row.default_rope);
+  const blocks B = find_blocks(r, t, family_default);
+  std::map<variant, int> index;  // variant -> conventions[]
+  auto convention_of = [&](const variant& v) {
+    if (const auto it = index.find(v); it != index.end()) return it->second;
+    std::vector<std::string> more;
+    convention_facts cf = read_convention(r, t, B, fam, decl, v, more);
+    for (auto& m : more)
+      if (std::find(notes.begin(), notes.end(), m) == notes.end()) notes.push_back(std::move(m));
+    for (std::size_t i = 0; i < out.conventions.size(); ++i)
+      if (out.conventions[i].config == cf.config && out.conventions[i].facts == cf.facts) return index[v] = static_cast<int>(i);
+    out.conventions.push_back(std::move(cf));
+    return index[v] = static_cast<int>(out.conventions.size()) - 1;
   };
-  out.config = convention(B.by_type.count("") ? std::string() : B.primary, notes);
 
   // --- per layer ---------------------------------------------------------------------------------
-  const auto n = r.positive_length(t, "num_hidden_layers", "num_hidden_layers")
-                     .value_or(r.positive_length(t, "num_layers", "num_layers")
-                                   .value_or(r.positive_length(t, "n_layer", "n_layer").value_or(0)));
+  std::optional<std::int64_t> layers_given;
+  for (const char* k : {"num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_transformer_layers"})
+    layers_given = r.agree(layers_given, "num_hidden_layers", r.positive_length(t, k, k), k);
+  // No count, but a layer_types list (v5 files): the list says how many layers there are.
+  if (!layers_given && t.contains("layer_types") && t["layer_types"].is_array())
+    layers_given = static_cast<std::int64_t>(t["layer_types"].size());
+  const std::int64_t n = layers_given.value_or(0);
   if (n > 10000) r.fail("num_hidden_layers", "implausibly large: " + std::to_string(n));
   out.num_layers = static_cast<int>(n);
-  const layer_plan P = plan_layers(r, t, out.num_layers, facts, notes);
-  if (P.types.empty()) return out;
-
-  std::map<std::string, rope_config> per_type;
-  std::vector<std::string> more;  // notes of the other conventions (duplicates dropped below)
-  for (const auto& [k, v] : B.by_type)
-    if (!k.empty() && k != B.primary) per_type[k] = convention(k, more);
-  const bool local = facts && facts->layers == layer_schedule::gemma3_local;
-  if (local && !per_type.count("sliding_attention")) {
-    // transformers models/gemma3/modeling_gemma3.py Gemma3TextModel: rotary_emb_local is built from a
-    // copy of the config with rope_theta = rope_local_base_freq and rope_scaling = default.
-    const auto lb = r.number(t, "rope_local_base_freq", "rope_local_base_freq");
-    rope_config s = out.config;
-    const rope_config plain;
-    s.scaling = scaling_kind::none;
-    s.factor = 1.0;
-    s.attention_factor = plain.attention_factor;
-    s.mscale = plain.mscale;
-    s.mscale_all_dim = plain.mscale_all_dim;
-    s.short_factor.clear();
-    s.long_factor.clear();
-    s.base = lb.value_or(10000.0);
-    if (!(s.base > 1.0)) r.fail("rope_local_base_freq", "must be > 1, got " + fmt(s.base));
-    check_derived(r, s);
-    per_type["sliding_attention"] = s;
-    notes.push_back("sliding_attention layers: base " + fmt(s.base) + " (rope_local_base_freq" +
-                    (lb ? "" : ", absent: Gemma3TextConfig default 10000") +
-                    "), no scaling: from model_type \"" + model_type +
-                    "\" (transformers models/gemma3/modeling_gemma3.py Gemma3TextModel.rotary_emb_local)");
+  const bool keyed = B.by_type.count("") == 0;
+  if (n == 0) {
+    // No layer count: one convention (the family's first rotating layer type when keyed by type).
+    if (fam.row.layers != layer_rule::uniform && fam.row.layers != layer_rule::typed_blocks)
+      r.fail("num_hidden_layers", "missing; " + fam.via + " decides per layer which layers rotate (" +
+                                      std::string(describe(fam.row.layers)) + ")");
+    variant v;
+    if (keyed) v.type = v.label = B.by_type.count("full_attention") ? "full_attention" : B.by_type.begin()->first;
+    out.config = out.conventions[static_cast<std::size_t>(convention_of(v))].config;
+  } else {
+    const std::vector<planned_layer> plan = plan_layers(r, t, out.num_layers, fam, notes);
+    bool first = true;
+    for (int i = 0; i < out.num_layers; ++i) {
+      const planned_layer& p = plan[static_cast<std::size_t>(i)];
+      layer_rope l;
+      l.index = i;
+      l.type = p.type.empty() ? "full_attention" : p.type;
+      l.kind = p.kind;
+      l.why = p.why;
+      if (p.kind == layer_kind::rope) {
+        variant v = p.v;
+        if (!keyed) {
+          v.type = "";
+        } else if (B.by_type.count(v.type)) {
+          // A block of its own for the layer type (v5): it says the base and the rule itself.
+          v.base_key.clear();
+          v.unscaled = false;
+        }
+        l.convention = convention_of(v);
+        l.config = out.conventions[static_cast<std::size_t>(l.convention)].config;
+        if (first) {
+          first = false;
+          out.primary_layer = i;
+          out.config = *l.config;
+        }
+      }
+      out.layers.push_back(std::move(l));
+    }
+    if (first) {
+      // No layer rotates: explain shows the layers; a door has nothing to check (primary_convention refuses).
+      out.primary_layer = -1;
+      std::string kinds;
+      for (const auto& l : out.layers)
+        if (kinds.find(std::string(to_string(l.kind))) == std::string::npos) kinds += (kinds.empty() ? "" : ", ") + std::string(to_string(l.kind));
+      out.no_rope = "no layer of this model rotates (" + kinds + ": " + out.layers.front().why + ")";
+    } else if (out.layers[static_cast<std::size_t>(out.primary_layer)].convention != 0) {
+      // conventions[0] is the primary's.
+      const int p = out.layers[static_cast<std::size_t>(out.primary_layer)].convention;
+      std::swap(out.conventions[0], out.conventions[static_cast<std::size_t>(p)]);
+      for (auto& l : out.layers) l.convention = l.convention == 0 ? p : l.convention == p ? 0 : l.convention;
+    }
   }
-  for (int i = 0; i < out.num_layers || (out.num_layers == 0 && i < static_cast<int>(P.types.size())); ++i) {
-    layer_rope l;
-    l.index = i;
-    l.type = P.types[static_cast<std::size_t>(i)];
-    const bool rotates = P.rotates.empty() || P.rotates[static_cast<std::size_t>(i)];
-    if (rotates) l.config = per_type.count(l.type) ? per_type.at(l.type) : out.config;
-    out.layers.push_back(std::move(l));
-  }
-  for (auto& m : more)
-    if (std::find(notes.begin(), notes.end(), m) == notes.end()) notes.push_back(std::move(m));
+  if (fam.row.indexer && !out.conventions.empty()) out.indexer = indexer_convention(r, t, out.conventions.front(), fam);
   return out;
+}
+
+// model_type decides the family; when the architectures class names another family whose code (an engine
+// loading by class, as vLLM does) would read the file differently, the file is ambiguous: refused, naming both.
+inline hf_config_parse parse(const json& j, const std::string& source, const convention_declaration& decl) {
+  hf_config_parse out = parse_as(j, source, decl, nullptr);
+  if (out.family == "declared" || !j.is_object()) return out;
+  std::string cls;
+  const architecture_facts* by_class = facts_by_class(j, cls);
+  const architecture_facts* by_type = find_architecture(out.model_type);
+  // A multimodal wrapper's class names the wrapper (Glm46VForConditionalGeneration), whose text model decides.
+  const architecture_facts* outer = find_architecture(j.value("model_type", std::string()));
+  if (!by_class || !by_type || by_class == by_type || by_class == outer || by_class->support != family_support::rope) return out;
+  hf_config_parse alt;
+  try {
+    alt = parse_as(j, source, decl, by_class);
+  } catch (const config_error& e) {
+    out.notes.push_back("architectures \"" + cls + "\" names " + std::string(by_class->family) + ", whose facts cannot read this file (" +
+                        e.problem() + "); read with model_type \"" + out.model_type + "\"'s");
+    return out;
+  }
+  bool same = alt.layers.size() == out.layers.size() && alt.config == out.config;
+  for (std::size_t i = 0; same && i < out.layers.size(); ++i) same = alt.layers[i].config == out.layers[i].config;
+  if (same) return out;
+  const std::string field = out.text_model.empty() ? "model_type" : out.text_model + ".model_type";
+  throw config_error(source, field,
+                     "\"" + out.model_type + "\" (" + out.family + ") and architectures \"" + cls + "\" (" + std::string(by_class->family) +
+                         ") name families whose code reads this file differently (" + judge_line(out.config) + " vs " +
+                         judge_line(alt.config) + "): an engine that loads by model_type and one that loads by class would "
+                         "rotate differently; fix the file, or declare the convention with flags");
 }
 
 }  // namespace detail::json_read
 
-// Parses an HF config.json object; errors name the JSON field and the problem.
-inline hf_config_parse parse_hf_config_with_notes(const nlohmann::json& j, const std::string& source = "") {
-  return detail::json_read::parse(j, source);
+inline rope_config layer_convention(const hf_config_parse& p, int layer, std::string* type) {
+  const int n = p.layers.empty() ? p.num_layers : static_cast<int>(p.layers.size());
+  if (layer < 0 || (n > 0 && layer >= n) || (n == 0 && layer != 0))
+    throw std::out_of_range("layer " + std::to_string(layer) + " out of range: the config has " +
+                            (n > 0 ? std::to_string(n) + " layers (0.." + std::to_string(n - 1) + ")"
+                                   : std::string("no num_hidden_layers (only layer 0 can be named)")));
+  if (p.layers.empty()) {
+    if (type) *type = "full_attention";
+    return p.config;
+  }
+  const layer_rope& l = p.layers[static_cast<std::size_t>(layer)];
+  if (type) *type = l.type;
+  if (!l.config)
+    throw std::invalid_argument("layer " + std::to_string(layer) + " (" + l.type + ") has no RoPE (" + std::string(to_string(l.kind)) +
+                                "): " + l.why + "; nothing to check");
+  return *l.config;
 }
 
-inline rope_config parse_hf_config(const nlohmann::json& j) { return detail::json_read::parse(j, "").config; }
+// Parses an HF config.json object; errors name the JSON field and the problem.
+inline hf_config_parse parse_hf_config_with_notes(const nlohmann::json& j, const std::string& source = "",
+                                                  const convention_declaration& decl = {}) {
+  return detail::json_read::parse(j, source, decl);
+}
 
-inline hf_config_parse load_hf_config_with_notes(const std::filesystem::path& path) {
+inline rope_config parse_hf_config(const nlohmann::json& j, const convention_declaration& decl = {}) {
+  return detail::json_read::parse(j, "", decl).config;
+}
+
+inline hf_config_parse load_hf_config_with_notes(const std::filesystem::path& path, const convention_declaration& decl = {}) {
   const std::string name = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw config_error(name, "", "cannot open file");
@@ -233,9 +384,11 @@ inline hf_config_parse load_hf_config_with_notes(const std::filesystem::path& pa
   } catch (const nlohmann::json::parse_error& e) {
     throw config_error(name, "", std::string("not valid JSON: ") + e.what());
   }
-  return detail::json_read::parse(j, name);
+  return detail::json_read::parse(j, name, decl);
 }
 
-inline rope_config load_hf_config(const std::filesystem::path& path) { return load_hf_config_with_notes(path).config; }
+inline rope_config load_hf_config(const std::filesystem::path& path, const convention_declaration& decl = {}) {
+  return load_hf_config_with_notes(path, decl).config;
+}
 
 }  // namespace ropecheck

@@ -39,8 +39,6 @@ struct config_error : std::runtime_error {
   std::string file_, field_, problem_;
 };
 
-// The parsed config and what the parser decided on the user's behalf (e.g. which layer type of a
-
 namespace detail::json_read {
 
 using json = nlohmann::json;
