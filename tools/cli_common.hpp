@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "explain/claim_lines.hpp"
+#include "ropecheck/claim.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/schedule.hpp"
@@ -50,16 +52,19 @@ class progress_bar {
   int last_decile_ = 0;
 };
 
-// The convention of one decoder layer of a parsed config (the primary one when no layer is asked
-// for), with a note saying which layer and type it is.
+// The convention of one decoder layer of a parsed config (the primary one, the first RoPE layer's, when no
+// layer is asked for), with a note saying which layer and type it is. A config in which no layer rotates,
+// and a layer without RoPE, are errors naming the layer and its kind.
 inline rope_config config_for_layer(const hf_config_parse& parsed, std::optional<int> layer, const char* from,
-                             std::vector<std::string>* notes) {
+                                    std::vector<std::string>* notes) {
   auto say = [&](const std::string& n) {
     if (notes) notes->push_back(n);
   };
   if (!layer) {
-    if (!parsed.layers.empty())
-      say("per-layer config: checked against the primary convention (full_attention layers); --layer N selects a layer");
+    if (parsed.primary_layer < 0) throw std::invalid_argument(parsed.no_rope + "; nothing to check");
+    if (!parsed.layers.empty() && parsed.conventions.size() > 1)
+      say("per-layer config: checked against layer " + std::to_string(parsed.primary_layer) + "'s convention (" +
+          parsed.layers[static_cast<std::size_t>(parsed.primary_layer)].type + ", the first RoPE layer); --layer N selects another");
     return parsed.config;
   }
   std::string type;
@@ -83,6 +88,9 @@ struct convention_flags {
   std::optional<std::vector<int>> mrope_section;
   std::optional<std::int64_t> max_pe, orig_pe;
   std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
+  std::optional<std::string> direction;
+  std::optional<int> frozen_bands;
+  bool assume_llama = false;
 
   void add_to(CLI::App* app) {
     app->add_option("--layer", layer,
@@ -110,24 +118,78 @@ struct convention_flags {
     app->add_option("--high-freq-factor", high_ff, "Llama-3 high_freq_factor");
     app->add_option("--mrope", mrope, "M-RoPE kind: contiguous (Qwen2-VL/2.5-VL), interleaved (Qwen3-VL) or none");
     app->add_option("--mrope-section", mrope_section, "M-RoPE bands per position row, e.g. 16,24,24")->delimiter(',');
+    app->add_option("--direction", direction, "forward (R(p), every family but nanochat) or reversed (R(-p), nanochat)");
+    app->add_option("--frozen-bands", frozen_bands,
+                    "proportional RoPE (Gemma 4): the last N bands have frequency 0")->check(CLI::Range(0, 1 << 20));
+    app->add_flag("--assume-llama", assume_llama,
+                  "read a config.json whose model_type ropecheck has no facts for as HF Llama's code reads it (recorded as an "
+                  "assumption)");
+  }
+  // What the flags declare about a family without facts (config_json.hpp reads the file with it).
+  [[nodiscard]] convention_declaration declaration() const {
+    convention_declaration d;
+    if (layout_name && *layout_name == "half_split") d.pair_layout = layout::half_split;
+    if (layout_name && *layout_name == "interleaved") d.pair_layout = layout::interleaved;
+    d.rotary_dim = rotary_dim;
+    d.rotary_fraction = rotary_fraction;
+    d.assume_llama = assume_llama;
+    return d;
   }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
-           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section;
+           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section || direction || frozen_bands;
+  }
+  // The flags given, as the user typed them (recorded in the claim as overrides).
+  [[nodiscard]] std::vector<std::string> overrides() const {
+    std::vector<std::string> o;
+    auto num = [](double v) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.17g", v);
+      return std::string(b);
+    };
+    if (head_dim) o.push_back("--head-dim " + std::to_string(*head_dim));
+    if (rotary_dim) o.push_back("--rotary-dim " + std::to_string(*rotary_dim));
+    if (rotary_fraction) o.push_back("--rotary-fraction " + num(*rotary_fraction));
+    if (base) o.push_back("--base " + num(*base));
+    if (scaling) o.push_back("--scaling " + *scaling);
+    if (factor) o.push_back("--factor " + num(*factor));
+    if (layout_name) o.push_back("--layout " + *layout_name);
+    if (outputs_name) o.push_back("--outputs " + *outputs_name);
+    if (direction) o.push_back("--direction " + *direction);
+    if (frozen_bands) o.push_back("--frozen-bands " + std::to_string(*frozen_bands));
+    if (max_pe) o.push_back("--max-position-embeddings " + std::to_string(*max_pe));
+    if (orig_pe) o.push_back("--original-max-position-embeddings " + std::to_string(*orig_pe));
+    if (beta_fast) o.push_back("--beta-fast " + num(*beta_fast));
+    if (beta_slow) o.push_back("--beta-slow " + num(*beta_slow));
+    if (low_ff) o.push_back("--low-freq-factor " + num(*low_ff));
+    if (high_ff) o.push_back("--high-freq-factor " + num(*high_ff));
+    if (mrope) o.push_back("--mrope " + *mrope);
+    return o;
   }
   // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
   // name describes where it came from.
   // notes receives what the config parser decided (hf_config_parse::notes) and the layer used;
   // dump_layer is the layer a dump says it came from (used when --layer is not given).
+  // claim_out receives what the convention was claimed from (family, layer, the facts and their sources).
   rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {},
-                      std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {}) const {
+                      std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {},
+                      claim* claim_out = nullptr) const {
     if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
+    if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
     rope_config cfg;
+    claim made;
+    made.overrides = overrides();
     if (!config_path.empty()) {
-      const hf_config_parse parsed = load_hf_config_with_notes(config_path);
-      cfg = config_for_layer(parsed, layer ? layer : dump_layer, layer ? "--layer" : "the dump's metadata", notes);
+      const hf_config_parse parsed = load_hf_config_with_notes(config_path, declaration());
+      const std::optional<int> which = layer ? layer : dump_layer;
+      cfg = config_for_layer(parsed, which, layer ? "--layer" : "the dump's metadata", notes);
       if (notes) notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
+      if (notes)
+        for (const auto& a : parsed.assumptions) notes->push_back("assumption: " + a);
+      const auto keep = made.overrides;
+      made = explain::claim_of(parsed, which ? *which : -1, config_path);
+      made.overrides = keep;
       name = config_path;
     } else if (!preset.empty() || !fallback) {
       const std::string p = preset.empty() ? "llama3-8b" : preset;
@@ -135,8 +197,10 @@ struct convention_flags {
       if (!found) throw std::invalid_argument("unknown preset '" + p + "' (known: " + preset_names() + ")");
       cfg = *found;
       name = p;
+      made.source = "preset " + p;
     } else {
       cfg = *fallback;
+      made.source = "flags";
     }
     auto set = [&](auto& field, const auto& opt) {
       if (opt) field = *opt;
@@ -182,8 +246,15 @@ struct convention_flags {
       else throw std::invalid_argument("--mrope: '" + *mrope + "' is none of contiguous, interleaved, none");
     }
     if (mrope_section) cfg.mrope_section = *mrope_section;
+    if (direction) {
+      if (*direction == "forward") cfg.direction = rotation_direction::forward;
+      else if (*direction == "reversed") cfg.direction = rotation_direction::reversed;
+      else throw std::invalid_argument("--direction: '" + *direction + "' is neither forward nor reversed");
+    }
+    if (frozen_bands) cfg.frozen_bands = *frozen_bands;
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field
+    if (claim_out) *claim_out = std::move(made);
     return cfg;
   }
 };

@@ -5,6 +5,7 @@
 //   ropecheck audit --plugin lib.so [--seed N] [--max-success N]
 //   ropecheck certify [--config config.json | --preset NAME] [--impl NAME | --plugin lib.so] [--shard k/N]
 //   ropecheck merge PART.json ...            (certify/certify_cli.hpp)
+//   ropecheck explain --config config.json [--layer N] | --families   (explain/explain_cli.hpp)
 //
 // `report` measures how far each implementation real engines use (HF's fp32 path, eager bf16,
 // fused bf16 storage with fp32 compute, fp16, fp64, ggml's repeated products, and the known-bad
@@ -54,6 +55,8 @@
 #include "ropecheck/schedule.hpp"
 #include "cli_common.hpp"
 #include "certify/certify_cli.hpp"
+#include "explain/claim_lines.hpp"
+#include "explain/explain_cli.hpp"
 #include "certify/certificate.hpp"
 
 namespace {
@@ -262,7 +265,8 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
       if (claim.config_path.empty()) notes.push_back("the dump says it is layer " + it->second + " (no config.json to read per layer)");
     }
   }
-  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer);
+  ropecheck::claim claim_info;
+  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info);
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
@@ -292,6 +296,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.claimed_from = claimed_from;
   r.strict = af.strict;
   r.notes = notes;
+  r.claim_info = claim_info;
   describe_position_rows(in, claimed, r);
   r.v = audit::audit(in.d, claimed, o);
   if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
@@ -322,6 +327,8 @@ int main(int argc, char** argv) {
   auto* aud = app.add_subcommand("audit", "judge another implementation's output (a dump) or kernel (--plugin); name the bug");
   certify::certify_commands certify_cmds;
   certify_cmds.add_to(app);
+  explain::explain_command explain_cmd;
+  explain_cmd.add_to(app);
 
   std::string out = "ropecheck-report";
   report::report_request req;
@@ -393,6 +400,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
 
   if (certify_cmds.parsed()) return certify_cmds.run(command);
+  if (explain_cmd.parsed()) return explain_cmd.run();
   if (aud->parsed()) {
     try {
       if (af.plugin) {
@@ -419,7 +427,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::vector<std::string> notes;
-    rope_config cfg = rep_conv.resolve(req.config_name, {}, &notes);
+    rope_config cfg = rep_conv.resolve(req.config_name, {}, &notes, {}, &req.claim_info);
+    for (const auto& line : explain::claim_lines(req.claim_info)) std::printf("%s\n", line.c_str());
     if (cfg.outputs == output_order::half_split) {
       cfg.outputs = output_order::in_place;
       notes.push_back("outputs half_split (rope_interleave): the report measures the rotation in the input's order; "

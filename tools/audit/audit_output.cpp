@@ -1,5 +1,7 @@
 // tools/audit/audit_output.cpp — see audit_output.hpp.
 #include "audit_output.hpp"
+#include "explain/claim_json.hpp"
+#include "explain/claim_lines.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
 #include <nlohmann/json.hpp>
@@ -75,6 +77,7 @@ std::string human_summary(const audit_report& r) {
   std::string s;
   s += fmt("ropecheck audit: %s (%s, %s%s)\n", r.source.c_str(), r.format.c_str(), r.dtype.c_str(),
            r.x_dtype != r.dtype ? (", inputs " + r.x_dtype).c_str() : "");
+  for (const auto& line : explain::claim_lines(r.claim_info)) s += "  " + line + "\n";
   s += fmt("  %d tokens x %d heads x %d dims, positions %lld..%lld\n", r.tokens, r.heads, r.head_dim,
            static_cast<long long>(r.min_position), static_cast<long long>(r.max_position));
   s += "  claimed: " + describe(r.claimed) + " (from " + r.claimed_from + ")\n";
@@ -189,6 +192,7 @@ std::string to_json(const audit_report& r) {
     j["evidence"].push_back({{"tensor", e.what}, {"sentence", e.sentence}, {"max_error", num(e.max_error)},
                              {"max_error_ulps", num(e.max_error_ulps)}});
   j["notes"] = r.notes;
+  j["claim"] = explain::claim_json(r.claim_info);
   j["score_violation"] = {{"max", num(v.score_violation)}, {"m", v.score_violation_m}, {"n", v.score_violation_n}};
   auto& pp = j["per_position"] = nlohmann::json::array();
   for (const auto& t : v.per_position)

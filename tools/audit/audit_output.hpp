@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "audit_input.hpp"
+#include "ropecheck/claim.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/config.hpp"
 
@@ -24,6 +25,7 @@ struct audit_report {
   verdict v;
   std::vector<cache_evidence> evidence;
   std::vector<std::string> notes;
+  claim claim_info;  // what the convention was claimed from (printed at the top, "claim" in JSON)
   // M-RoPE: position rows of the dump (1 for 1-D), tokens whose rows are all equal (text) and the rest.
   int position_rows = 1, text_tokens = 0, multimodal_tokens = 0;
   double seconds_read = 0, seconds_audit = 0;

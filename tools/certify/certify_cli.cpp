@@ -93,7 +93,10 @@ int certify_commands::certify_main(const std::string& /*command_line*/) {
     if (!conv_.config_path.empty() || !conv_.preset.empty() || conv_.any_override())
       throw std::invalid_argument("--plugin: the plugin declares its own convention; convention flags do not apply");
   } else {
-    req_.config = conv_.resolve(req_.config_name, {}, &req_.config_notes);
+    claim made;
+    req_.config = conv_.resolve(req_.config_name, {}, &req_.config_notes, {}, &made);
+    if (!quiet_)
+      for (const auto& line : explain::claim_lines(made)) std::fprintf(stderr, "%s\n", line.c_str());
   }
   const bool sharded = req_.shard_count > 1;
   const std::string out = !out_.empty() ? out_

@@ -543,7 +543,15 @@ def claimed_config(a):
         cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
                "qk_rope_head_dim": cfg.pop("head_dim"), "qk_nope_head_dim": 128, "rope_interleave": True, **cfg}
     elif a.layout == "interleaved":
+        # Meta's reference code has no HF model_type: the convention is declared (ropecheck never assumes one).
         cfg["ropecheck_layout"] = "interleaved"
+    elif a.rotary_fraction == 1.0:
+        # HF's rotate_half over the whole head is Llama's code (transformers models/llama/modeling_llama.py).
+        cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", **cfg}
+    else:
+        # Partial rotate_half on q[..., :rotary_dim] with partial_rotary_factor: Nemotron's code
+        # (transformers models/nemotron/modeling_nemotron.py apply_rotary_pos_emb), standard rope types.
+        cfg = {"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", **cfg}
     return cfg
 
 

@@ -2,6 +2,8 @@
 // scripts are plots.cpp, the HTML html.cpp, what they share output_common.hpp.
 #include "output.hpp"
 
+#include "explain/claim_json.hpp"
+
 #include "config_to_json.hpp"
 
 #include <nlohmann/json.hpp>
@@ -156,6 +158,7 @@ std::string summary_json(const report_result& r, const write_options& /*options:
   req["angle_threshold_rad"] = q.angle_threshold_rad;
   req["position_threshold_tokens"] = q.position_threshold_tokens;
   req["config_notes"] = q.config_notes;
+  req["claim"] = explain::claim_json(q.claim_info);
   j["request"] = std::move(req);
   j["attention_factor"] = r.attention_factor;
   j["bands"] = r.bands.size();

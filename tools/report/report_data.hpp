@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ropecheck/claim.hpp"
 #include "ropecheck/config.hpp"
 
 namespace ropecheck::report {
@@ -31,6 +32,7 @@ struct report_request {
   bool judge = true;                // the judge's verdict per implementation (strategy_outputs.hpp)
   // What reading the config.json decided (hf_config_parse::notes: facts of the model type, the layer).
   std::vector<std::string> config_notes;
+  claim claim_info;  // what the convention was claimed from (summary.json "claim"; printed at the top)
 };
 
 // One row of the band table.

@@ -91,6 +91,9 @@ class ToyModel(nn.Module):
                        "num_key_value_heads": kv_heads, "num_hidden_layers": layers, "head_dim": d,
                        "rope_theta": base, "max_position_embeddings": max_pos, "vocab_size": vocab}
         if rotary_fraction != 1.0:
+            # HF Llama's code rotates the whole head and ignores partial_rotary_factor while vLLM honours it:
+            # a partial toy claims a family whose HF code slices q[..., :rotary_dim] (Nemotron).
+            self.config["model_type"] = "nemotron"
             self.config["partial_rotary_factor"] = rotary_fraction
         if not is_neox_style:
             self.config["ropecheck_layout"] = "interleaved"  # GPT-J pairs: the claim says so

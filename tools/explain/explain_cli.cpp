@@ -1,0 +1,215 @@
+// tools/explain/explain_cli.cpp — see explain_cli.hpp.
+#include "explain_cli.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <tuple>
+
+#include "claim_json.hpp"
+#include "claim_lines.hpp"
+#include "ropecheck/config_json.hpp"
+
+namespace ropecheck::explain {
+namespace {
+
+// "0-4, 6-10, 12" for a sorted list of layer indices.
+std::string ranges(const std::vector<int>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
+struct group {
+  layer_kind kind = layer_kind::rope;
+  std::string type;
+  int convention = -1;
+  std::string why;
+  std::vector<int> layers;
+};
+
+std::vector<group> groups_of(const hf_config_parse& p) {
+  std::map<std::tuple<int, std::string, int, std::string>, std::size_t> at;
+  std::vector<group> out;
+  for (const auto& l : p.layers) {
+    const auto key = std::make_tuple(static_cast<int>(l.kind), l.type, l.convention, l.kind == layer_kind::rope ? std::string() : l.why);
+    auto it = at.find(key);
+    if (it == at.end()) {
+      it = at.emplace(key, out.size()).first;
+      out.push_back({l.kind, l.type, l.convention, l.why, {}});
+    }
+    out[it->second].layers.push_back(l.index);
+  }
+  return out;
+}
+
+void print_facts(const std::vector<fact>& facts) {
+  for (const fact& f : facts)
+    std::printf("    %-26s %-15s %s\n", (f.field + " " + f.value).c_str(), ("[" + std::string(to_string(f.origin)) + "]").c_str(),
+                f.source.c_str());
+}
+
+std::string rotary_from(const architecture_facts& a) {
+  auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return std::string(b);
+  };
+  switch (a.rotary) {
+    case rotary_rule::whole_head:
+    case rotary_rule::whole_head_ignoring: return a.head == head_rule::mla ? "qk_rope_head_dim" : "head_dim";
+    case rotary_rule::partial_factor:
+      return std::isnan(a.rotary_default) ? "int(head_dim * partial_rotary_factor) (required)"
+                                          : "int(head_dim * partial_rotary_factor), default " + num(a.rotary_default);
+    case rotary_rule::rotary_pct: return "int(head_dim * rotary_pct), default " + num(a.rotary_default);
+    case rotary_rule::rotary_dim_key: return "rotary_dim, default " + num(a.rotary_default);
+    case rotary_rule::half_kv: return "kv_channels / 2";
+    case rotary_rule::fixed_factor:
+    case rotary_rule::overwritten_factor: return "int(head_dim * " + num(a.rotary_default) + ")";
+  }
+  return "?";
+}
+
+std::string cell(std::string_view s) {
+  std::string o(s);
+  for (char& c : o)
+    if (c == '|') c = '/';
+  return o;
+}
+
+}  // namespace
+
+std::string families_markdown() {
+  std::string s = "| family | model_type | layout | rotary dim from | per layer | source |\n|---|---|---|---|---|---|\n";
+  for (const auto& a : known_architectures()) {
+    std::string types = std::string(a.model_type);
+    if (!a.aliases.empty()) types += ", " + std::string(a.aliases);
+    std::string lay, rot, per, src;
+    if (a.support == family_support::rope) {
+      lay = std::string(to_string(a.pair_layout));
+      if (a.quirk == family_quirk::rope_interleave) lay = "interleaved in, half_split out (rope_interleave)";
+      else if (a.outputs == output_order::half_split) lay += ", outputs half_split";
+      if (a.direction == rotation_direction::reversed) lay += ", reversed";
+      if (a.mrope != mrope_kind::none) lay += ", M-RoPE " + std::string(to_string(a.mrope));
+      if (a.indexer) lay += "; indexer " + std::string(to_string(*a.indexer));
+      rot = rotary_from(a);
+      per = std::string(describe(a.layers));
+      src = std::string(a.layout_source.substr(0, a.layout_source.find(':')));
+    } else {
+      lay = a.support == family_support::no_rope ? "no RoPE" : "refused";
+      rot = per = "-";
+      src = std::string(a.why.substr(0, 90)) + (a.why.size() > 90 ? "…" : "");
+    }
+    s += "| " + cell(a.family) + " | " + cell(types) + " | " + cell(lay) + " | " + cell(rot) + " | " + cell(per) + " | " + cell(src) + " |\n";
+  }
+  return s;
+}
+
+void explain_command::add_to(CLI::App& app) {
+  app_ = app.add_subcommand("explain", "what ropecheck derives from a config.json, layer by layer, each fact with its source");
+  conv_.add_to(app_);
+  app_->add_option("--json", json_, "write the derivation as JSON to this file ('-' for standard output)");
+  app_->add_flag("--families", families_, "list the families ropecheck has facts for");
+  app_->add_flag("--markdown", markdown_, "with --families: the README's table in Markdown");
+}
+
+int explain_command::run() {
+  if (families_) {
+    if (markdown_) {
+      std::fputs(families_markdown().c_str(), stdout);
+      return 0;
+    }
+    int n = 0;
+    for (const auto& a : known_architectures()) {
+      std::printf("%-22s %-14s %s\n", std::string(a.model_type).c_str(),
+                  a.support == family_support::rope ? "rope" : a.support == family_support::no_rope ? "no RoPE" : "refused",
+                  std::string(a.family).c_str());
+      ++n;
+    }
+    std::printf("%d families\n", n);
+    return 0;
+  }
+  if (conv_.config_path.empty()) {
+    std::cerr << "ropecheck explain: give --config config.json (or --families)\n";
+    return 2;
+  }
+  try {
+    const hf_config_parse p = load_hf_config_with_notes(conv_.config_path, conv_.declaration());
+    if (conv_.layer) (void)layer_convention(p, *conv_.layer);  // a layer past the model or without RoPE: exit 2
+    if (json_) {
+      nlohmann::json j;
+      j["config"] = conv_.config_path;
+      j["family"] = p.family;
+      j["via"] = p.via;
+      j["model_type"] = p.model_type;
+      j["text_model"] = p.text_model;
+      j["num_layers"] = p.num_layers;
+      j["primary_layer"] = p.primary_layer;
+      j["conventions"] = nlohmann::json::array();
+      for (const auto& c : p.conventions) {
+        nlohmann::json cj{{"type", c.type}, {"convention", convention_line(c.config)}, {"facts", nlohmann::json::array()}};
+        for (const auto& f : c.facts) cj["facts"].push_back(fact_json(f));
+        j["conventions"].push_back(cj);
+      }
+      j["layers"] = nlohmann::json::array();
+      for (const auto& l : p.layers)
+        j["layers"].push_back({{"index", l.index}, {"type", l.type}, {"kind", std::string(to_string(l.kind))},
+                               {"convention", l.convention}, {"why", l.why}});
+      if (p.indexer) {
+        nlohmann::json ij{{"convention", convention_line(p.indexer->config)}, {"facts", nlohmann::json::array()}};
+        for (const auto& f : p.indexer->facts) ij["facts"].push_back(fact_json(f));
+        j["indexer"] = ij;
+      }
+      j["assumptions"] = p.assumptions;
+      j["notes"] = p.notes;
+      const std::string text = j.dump(2) + "\n";
+      if (*json_ == "-") {
+        std::fputs(text.c_str(), stdout);
+        return 0;
+      }
+      std::ofstream(*json_) << text;
+    }
+    std::printf("ropecheck explain: %s\n", conv_.config_path.c_str());
+    std::printf("family: %s (%s)%s\n", p.family.c_str(), p.via.c_str(),
+                p.text_model.empty() ? "" : (", text model in " + p.text_model).c_str());
+    if (p.layers.empty()) {
+      std::printf("no layer count in the file: one convention for every layer\n  %s\n", convention_line(p.config).c_str());
+      print_facts(p.conventions.front().facts);
+    } else {
+      std::printf("%d layers; primary convention (no --layer): %s\n", p.num_layers,
+                  p.primary_layer < 0 ? ("none: " + p.no_rope).c_str()
+                                      : ("layer " + std::to_string(p.primary_layer) + "'s (" +
+                                         p.layers[static_cast<std::size_t>(p.primary_layer)].type + ", the first RoPE layer)").c_str());
+      for (const group& g : groups_of(p)) {
+        if (conv_.layer && std::find(g.layers.begin(), g.layers.end(), *conv_.layer) == g.layers.end()) continue;
+        std::printf("layers %s (%s, %zu layer%s): ", ranges(g.layers).c_str(), g.type.c_str(), g.layers.size(),
+                    g.layers.size() == 1 ? "" : "s");
+        if (g.kind != layer_kind::rope) {
+          std::printf("%s, no RoPE: %s\n", std::string(to_string(g.kind)).c_str(), g.why.c_str());
+          continue;
+        }
+        const convention_facts& c = p.conventions[static_cast<std::size_t>(g.convention)];
+        std::printf("%s\n", convention_line(c.config).c_str());
+        print_facts(c.facts);
+      }
+    }
+    if (p.indexer) {
+      std::printf("lightning indexer: %s\n", convention_line(p.indexer->config).c_str());
+      print_facts(p.indexer->facts);
+    }
+    for (const auto& a : p.assumptions) std::printf("assumption: %s\n", a.c_str());
+    for (const auto& n : p.notes) std::printf("note: %s\n", n.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "ropecheck explain: " << e.what() << '\n';
+    return 2;
+  }
+}
+
+}  // namespace ropecheck::explain
