@@ -68,6 +68,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ropecheck::validate(c);
   FUZZ_CHECK(ropecheck::parse_hf_config(j) == c, "parse_hf_config and parse_hf_config_with_notes disagree");
 
+  // Every layer: a convention iff it rotates, each valid; the primary one is the first RoPE layer's.
+  for (const auto& l : parsed.layers) {
+    FUZZ_CHECK(l.config.has_value() == (l.kind == ropecheck::layer_kind::rope), "layer %d: kind %s but %s convention", l.index,
+               std::string(ropecheck::to_string(l.kind)).c_str(), l.config ? "a" : "no");
+    if (l.config) ropecheck::validate(*l.config);
+  }
+  if (parsed.primary_layer >= 0 && !parsed.layers.empty())
+    FUZZ_CHECK(*parsed.layers[static_cast<std::size_t>(parsed.primary_layer)].config == c, "the primary convention is not layer %d's",
+               parsed.primary_layer);
+  if (parsed.indexer) ropecheck::validate(parsed.indexer->config);
   if (c.bands() > max_schedule_bands) return 0;
   check_schedule(c, 0);
   // Past the training length: dynamic NTK rescales, LongRoPE switches to its long factors.

@@ -150,6 +150,9 @@ def npy_seeds():
     s["bad_complex_descr.npy"] = npy("<c8", [1], bytes(8))
     s["bad_shape_overflow.npy"] = npy("<f4", [4294967296, 4294967296], b"")
     s["bad_i8_beyond_2p53.npy"] = npy("<i8", [1], pack("q", [-(2**63)]))
+    # Findings: inputs the fuzzer found, fixed in the reader and kept here so regeneration keeps them.
+    # An empty float tensor (shape 0 x 2^32) once passed a null pointer to memcpy (fixed in b7b3e0c).
+    s["finding_empty_f64_memcpy_null.npy"] = npy("<f8", [0, 4294967296], b"", shape_text="(0000000000, 4294967296)")
     return s
 
 
@@ -171,8 +174,10 @@ def check_with_numpy(files):
 
 # ---- config.json ----
 
-def cfg(**kw):
-    base = {"hidden_size": 512, "num_attention_heads": 8, "max_position_embeddings": 8192, "rope_theta": 10000.0}
+def cfg(model_type="llama", **kw):
+    # Every seed names a family (ropecheck refuses a model type without facts before reading anything else).
+    base = {"model_type": model_type, "hidden_size": 512, "num_attention_heads": 8, "max_position_embeddings": 8192,
+            "rope_theta": 10000.0}
     base.update(kw)
     return (json.dumps(base, indent=1) + "\n").encode()
 
@@ -183,6 +188,11 @@ def config_seeds():
         s["hf_" + src.name] = src.read_bytes()
     for src in sorted((ROOT / "tests/data/configs/broken").glob("*.json")):
         s["broken_" + src.name] = src.read_bytes()
+    # One config per family of src/ropecheck/families/ (the first case of tests/data/families/<type>.json),
+    # compact: every family's geometry, layer rule and quirk is a path the fuzzer starts from.
+    for src in sorted((ROOT / "tests/data/families").glob("*.json")):
+        case = json.loads(src.read_text())["cases"][0]["config"]
+        s["family_" + src.name] = (json.dumps(case, separators=(",", ":")) + "\n").encode()
     # v4 rope_scaling, one per rope type (head_dim 64: 32 bands)
     s["v4_default_null_scaling.json"] = cfg(rope_scaling=None)
     s["v4_linear.json"] = cfg(rope_scaling={"type": "linear", "factor": 4.0})
@@ -201,20 +211,20 @@ def config_seeds():
     s["v4_llama3.json"] = cfg(
         rope_theta=500000.0, rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
-    s["v4_longrope_phi3_partial.json"] = cfg(
+    s["v4_longrope_phi3_partial.json"] = cfg("phi3",
         partial_rotary_factor=0.5, original_max_position_embeddings=4096, max_position_embeddings=131072,
         rope_scaling={"type": "longrope", "short_factor": [1.0 + i / 16 for i in range(16)],
                       "long_factor": [1.0 + i for i in range(16)]})
-    s["v4_su_legacy.json"] = cfg(
+    s["v4_su_legacy.json"] = cfg("phi3",
         original_max_position_embeddings=4096, rope_scaling={"type": "su", "short_factor": [1.0] * 32,
                                                              "long_factor": [2.0] * 32})
-    s["v4_mrope.json"] = cfg(rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]})
-    s["v4_gptneox_rotary_pct.json"] = cfg(rotary_pct=0.25, rotary_emb_base=10000, rope_theta=None)
-    s["v4_gptj_interleaved.json"] = (json.dumps({"n_embd": 512, "n_head": 8, "rotary_dim": 32, "n_positions": 2048,
+    s["v4_mrope.json"] = cfg("qwen2_vl", rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]})
+    s["v4_gptneox_rotary_pct.json"] = cfg("gpt_neox", rotary_pct=0.25, rotary_emb_base=10000, rope_theta=None)
+    s["v4_gptj_interleaved.json"] = (json.dumps({"model_type": "gptj", "n_embd": 512, "n_head": 8, "rotary_dim": 32, "n_positions": 2048,
                                                  "ropecheck_layout": "interleaved"}) + "\n").encode()
     # v5 rope_parameters
     s["v5_default.json"] = cfg(rope_theta=None, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
-    s["v5_linear_partial.json"] = cfg(
+    s["v5_linear_partial.json"] = cfg("nemotron",
         rope_theta=None, rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0,
                                           "partial_rotary_factor": 0.5})
     s["v5_yarn.json"] = cfg(
@@ -224,7 +234,7 @@ def config_seeds():
         rope_theta=None, rope_parameters={"rope_type": "llama3", "factor": 32.0, "rope_theta": 500000.0,
                                           "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                                           "original_max_position_embeddings": 8192})
-    s["v5_longrope.json"] = cfg(
+    s["v5_longrope.json"] = cfg("phi3",
         head_dim=16, rope_theta=None,
         rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "original_max_position_embeddings": 2048,
                          "short_factor": [1.0] * 8, "long_factor": [1.5] * 8, "attention_factor": 1.2})

@@ -91,6 +91,7 @@ struct convention_flags {
   std::optional<std::string> direction;
   std::optional<int> frozen_bands;
   bool assume_llama = false;
+  bool indexer = false;  // the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5) instead of the attention's
 
   void add_to(CLI::App* app) {
     app->add_option("--layer", layer,
@@ -121,6 +122,10 @@ struct convention_flags {
     app->add_option("--direction", direction, "forward (R(p), every family but nanochat) or reversed (R(-p), nanochat)");
     app->add_option("--frozen-bands", frozen_bands,
                     "proportional RoPE (Gemma 4): the last N bands have frequency 0")->check(CLI::Range(0, 1 << 20));
+    app->add_flag("--indexer", indexer,
+                  "check the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5: its own layout over the first "
+                  "qk_rope_head_dim of index_head_dim coordinates) instead of the attention's; a dump's __metadata__ "
+                  "\"part\": \"indexer\" says the same");
     app->add_flag("--assume-llama", assume_llama,
                   "read a config.json whose model_type ropecheck has no facts for as HF Llama's code reads it (recorded as an "
                   "assumption)");
@@ -173,10 +178,11 @@ struct convention_flags {
   // claim_out receives what the convention was claimed from (family, layer, the facts and their sources).
   rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {},
                       std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {},
-                      claim* claim_out = nullptr) const {
+                      claim* claim_out = nullptr, bool dump_indexer = false) const {
     if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
+    if (indexer && config_path.empty()) throw std::invalid_argument("--indexer needs --config (a DeepSeek-V3.2 / GLM-5 config.json)");
     rope_config cfg;
     claim made;
     made.overrides = overrides();
@@ -184,11 +190,23 @@ struct convention_flags {
       const hf_config_parse parsed = load_hf_config_with_notes(config_path, declaration());
       const std::optional<int> which = layer ? layer : dump_layer;
       cfg = config_for_layer(parsed, which, layer ? "--layer" : "the dump's metadata", notes);
+      if (indexer || dump_indexer) {
+        if (!parsed.indexer)
+          throw std::invalid_argument(std::string(indexer ? "--indexer" : "the dump's metadata \"part\": \"indexer\"") + ": " +
+                                      (parsed.family.empty() ? std::string("this config") : parsed.family) +
+                                      " has no lightning indexer with a RoPE of its own");
+        cfg = parsed.indexer->config;
+        if (notes) notes->push_back("the lightning indexer's RoPE is checked (" + std::string(indexer ? "--indexer" : "the dump's metadata") + ")");
+      }
       if (notes) notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
       if (notes)
         for (const auto& a : parsed.assumptions) notes->push_back("assumption: " + a);
       const auto keep = made.overrides;
       made = explain::claim_of(parsed, which ? *which : -1, config_path);
+      if ((indexer || dump_indexer) && parsed.indexer) {
+        made.layer_type = "lightning indexer";
+        made.facts = parsed.indexer->facts;
+      }
       made.overrides = keep;
       name = config_path;
     } else if (!preset.empty() || !fallback) {

@@ -111,10 +111,8 @@ std::string show_position(std::int64_t p) { return p < 0 ? "never" : std::to_str
 
 void print_summary(const report::report_result& r, const report::written_report& w) {
   const auto& q = r.request;
-  std::printf("ropecheck report: %s — head_dim %d, rotary_dim %d, base %g, scaling %s, %s, attention factor %.6g\n",
-              q.config_name.c_str(), q.config.head_dim, q.config.rotary_dim, q.config.base,
-              std::string(to_string(q.config.scaling)).c_str(), std::string(to_string(q.config.pair_layout)).c_str(),
-              r.attention_factor);
+  std::printf("ropecheck report: %s — %s, attention factor %.6g\n", q.config_name.c_str(),
+              explain::convention_line(q.config).c_str(), r.attention_factor);
   if (const std::string m = report::mrope_statement(q.config); !m.empty()) std::printf("%s\n", m.c_str());
   std::printf("positions 0..%lld%s, reference %s\n\n", static_cast<long long>(q.max_position),
               q.exhaustive ? " (every position)" : " (dense to 1023, log-spaced beyond, dense at regime edges)",
@@ -252,8 +250,14 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   fallback.head_dim = fallback.rotary_dim = in.d.head_dim;
   std::string claimed_from;
   std::optional<int> dump_layer;
+  bool dump_indexer = false;
   if (in.format == "safetensors") {
     const auto meta = audit::read_safetensors_metadata(af.dump);
+    if (const auto it = meta.find("part"); it != meta.end()) {
+      if (it->second != "indexer" && it->second != "attention")
+        throw usage_error(af.dump + ": __metadata__ \"part\" is \"" + it->second + "\", neither \"attention\" nor \"indexer\"");
+      dump_indexer = it->second == "indexer";
+    }
     if (const auto it = meta.find("layer"); it != meta.end()) {
       try {
         std::size_t used = 0;
@@ -266,7 +270,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
     }
   }
   ropecheck::claim claim_info;
-  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info);
+  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info, dump_indexer);
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));

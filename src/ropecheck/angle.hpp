@@ -32,6 +32,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <span>
 #include <string>
@@ -298,6 +299,13 @@ class ggml_angle {
       }
       case scaling_kind::none:
         break;
+    }
+    if (cfg.frozen_bands > 0) {
+      // Proportional RoPE's frozen bands: a rope_freqs divisor of infinity (theta / inf = 0 exactly),
+      // the turning bands' divisors 1 (how llama.cpp would express it; no such runtime case was read).
+      freq_factor_.assign(static_cast<std::size_t>(bands_), 1.0f);
+      for (int i = cfg.turning_bands(); i < bands_; ++i)
+        freq_factor_[static_cast<std::size_t>(i)] = std::numeric_limits<float>::infinity();
     }
     theta_scale_ = std::pow(static_cast<float>(base), -2.0f / static_cast<float>(cfg.rotary_dim));
     mscale_ = static_cast<float>(exact.attention_factor);

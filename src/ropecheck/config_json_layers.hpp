@@ -323,7 +323,8 @@ inline hf_config_parse parse(const json& j, const std::string& source, const con
   const architecture_facts* by_class = facts_by_class(j, cls);
   const architecture_facts* by_type = find_architecture(out.model_type);
   // A multimodal wrapper's class names the wrapper (Glm46VForConditionalGeneration), whose text model decides.
-  const architecture_facts* outer = find_architecture(j.value("model_type", std::string()));
+  const auto mt = j.find("model_type");
+  const architecture_facts* outer = mt != j.end() && mt->is_string() ? find_architecture(mt->get<std::string>()) : nullptr;
   if (!by_class || !by_type || by_class == by_type || by_class == outer || by_class->support != family_support::rope) return out;
   hf_config_parse alt;
   try {

@@ -39,6 +39,9 @@ std::string describe(const rope_config& c) {
     s += fmt(", %s scaling factor %g (max_position_embeddings %lld, original %lld)",
              std::string(to_string(c.scaling)).c_str(), c.factor, static_cast<long long>(c.max_position_embeddings),
              static_cast<long long>(c.original_max_position_embeddings));
+  if (c.direction != rotation_direction::forward) s += ", direction " + std::string(to_string(c.direction));
+  if (c.frozen_bands != 0) s += fmt(", proportional: %d frozen bands", c.frozen_bands);
+  if (c.short_mscale) s += fmt(", short/long mscale %g/%g", *c.short_mscale, *c.long_mscale);
   return s;
 }
 

@@ -123,7 +123,7 @@ rope_config config_from_json(const reader& r, const ojson& j) {
   r.only(j, {"head_dim", "rotary_dim", "base", "layout", "outputs", "mrope", "mrope_section", "scaling", "factor",
              "max_position_embeddings", "original_max_position_embeddings", "beta_fast", "beta_slow", "truncate",
              "attention_factor", "mscale", "mscale_all_dim", "low_freq_factor", "high_freq_factor", "short_factor",
-             "long_factor"},
+             "long_factor", "direction", "frozen_bands", "short_mscale", "long_mscale"},
          w);
   rope_config c;
   c.head_dim = static_cast<int>(r.integer(r.at(j, "head_dim", w), w + ".head_dim"));
@@ -158,6 +158,12 @@ rope_config config_from_json(const reader& r, const ojson& j) {
   c.attention_factor = opt("attention_factor");
   c.mscale = opt("mscale");
   c.mscale_all_dim = opt("mscale_all_dim");
+  // The keys written only when they differ from the default (config_to_json.hpp).
+  if (j.contains("direction"))
+    c.direction = pick("direction", std::initializer_list<rotation_direction>{rotation_direction::forward, rotation_direction::reversed});
+  if (j.contains("frozen_bands")) c.frozen_bands = static_cast<int>(r.integer(j["frozen_bands"], w + ".frozen_bands"));
+  if (j.contains("short_mscale")) c.short_mscale = r.num(j["short_mscale"], w + ".short_mscale");
+  if (j.contains("long_mscale")) c.long_mscale = r.num(j["long_mscale"], w + ".long_mscale");
   c.low_freq_factor = r.num(r.at(j, "low_freq_factor", w), w + ".low_freq_factor");
   c.high_freq_factor = r.num(r.at(j, "high_freq_factor", w), w + ".high_freq_factor");
   for (const auto& v : r.at(j, "short_factor", w)) c.short_factor.push_back(r.num(v, w + ".short_factor"));
@@ -365,18 +371,23 @@ certificate finalize(const partial_certificate& p) {
     std::set<std::string> notes;
     ojson bands = ojson::array();
     for (std::size_t b = 0; b < p.stats[i].size(); ++b) {
-      const band_stats& s = p.stats[i][b];
+      band_stats s = p.stats[i][b];
       const int band = static_cast<int>(b);
+      // Proportional RoPE's frozen bands (inv_freq 0) never turn: no token scale, and a pair equal to the
+      // next one by design; their angle and ratio still count.
+      const bool frozen = band >= p.inputs.config.turning_bands();
+      if (frozen) s.first_tokens_over = s.first_equal_next = -1;
       ratio.take(s.ratio, band);
       angle.take(s.angle, band);
-      const worst_at tok{s.angle.value / theta[b], s.angle.position};
-      tokens.take(tok, band);
+      const worst_at tok{frozen ? 0.0 : s.angle.value / theta[b], s.angle.position};
+      if (!frozen) tokens.take(tok, band);
       f_angle.take(s.first_angle_over, band);
       f_tokens.take(s.first_tokens_over, band);
       f_equal.take(s.first_equal_next, band);
       ojson e = band_json(band, theta[b], s);
-      e["worst_position_tokens"] = number(tok.value);
-      e["worst_position_tokens_position"] = pos_json(tok.position);
+      e["worst_position_tokens"] = frozen ? ojson(nullptr) : number(tok.value);
+      e["worst_position_tokens_position"] = frozen ? ojson(nullptr) : pos_json(tok.position);
+      if (frozen) e["frozen"] = true;
       if (builtin) {
         const band_bound& bb = bounds[b];
         e["bound_rad"] = number(bb.angle_rad);

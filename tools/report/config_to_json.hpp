@@ -38,6 +38,12 @@ namespace ropecheck::report {
   j["outputs"] = std::string(to_string(c.outputs));
   j["mrope"] = std::string(to_string(c.mrope));
   j["mrope_section"] = c.mrope_section;
+  // Added with the family facts: written only when they differ from the default, so that the JSON (and a
+  // certificate's inputs hash) of every convention that has none is what it was.
+  if (c.direction != rotation_direction::forward) j["direction"] = std::string(to_string(c.direction));
+  if (c.frozen_bands != 0) j["frozen_bands"] = c.frozen_bands;
+  if (c.short_mscale) j["short_mscale"] = *c.short_mscale;
+  if (c.long_mscale) j["long_mscale"] = *c.long_mscale;
   return j;
 }
 

@@ -363,7 +363,8 @@ std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len, s
     return arc <= 0 || seen >= arc ? 0.0 : static_cast<double>(1.0L - seen / arc);
   };
   std::vector<band_row> rows;
-  for (int b = 0; b < scaled.bands(); ++b) {
+  // Proportional RoPE's frozen bands never turn: no wavelength, no storage floor; they are left out.
+  for (int b = 0; b < scaled.config().turning_bands(); ++b) {
     const long double th = scaled.inv_freq(b).value(), thu = unscaled.inv_freq(b).value();
     band_row r;
     r.band = b;

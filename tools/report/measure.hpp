@@ -193,7 +193,7 @@ class typed_runner final : public runner {
 
  public:
   typed_runner(S strategy, const rope_reference& ref)
-      : s_(std::move(strategy)), g_(rope_geometry::of(ref.config())), bands_(ref.bands()),
+      : s_(std::move(strategy)), g_(rope_geometry::of(ref.config())), bands_(ref.bands()), turning_(ref.config().turning_bands()),
         af_(ref.attention_factor().value()), af_m_(static_cast<M>(af_)) {
     if (s_.bands() != bands_) throw std::logic_error("report: strategy and reference disagree on bands");
     theta_.resize(static_cast<std::size_t>(bands_));
@@ -261,7 +261,8 @@ class typed_runner final : public runner {
       // 0 and dot product > 0 (exact in double for values of <= 24 significand bits; in long double
       // for double values it could read 0 only for angles within ~2^-64 rad of each other).
       const auto c = static_cast<M>(t.cos_final), s = static_cast<M>(t.sin_final);
-      if (sv.has_prev && sv.prev_s[b] * c - sv.prev_c[b] * s == 0 && sv.prev_c[b] * c + sv.prev_s[b] * s > 0)
+      // Proportional RoPE's frozen bands never turn: equal at every p by design, not a lost position.
+      if (band < turning_ && sv.has_prev && sv.prev_s[b] * c - sv.prev_c[b] * s == 0 && sv.prev_c[b] * c + sv.prev_s[b] * s > 0)
         equal = true;
       sv.prev_c[b] = c;
       sv.prev_s[b] = s;
@@ -312,7 +313,7 @@ class typed_runner final : public runner {
     }
     band_max[b] = std::max(band_max[b], static_cast<double>(applied));
     mx.angle = std::max(mx.angle, applied);
-    mx.tokens = std::max(mx.tokens, applied / theta_m_[b]);
+    if (band < turning_) mx.tokens = std::max(mx.tokens, applied / theta_m_[b]);  // a frozen band has no token scale
     mx.q_max = std::max(mx.q_max, q);
     mx.q_min = std::min(mx.q_min, q);
     // cos/sin against af cos(p theta), af sin(p theta), absolute and in ulps of V.
@@ -404,6 +405,7 @@ class typed_runner final : public runner {
   S s_;
   rope_geometry g_;
   int bands_;
+  int turning_;  // bands whose frequency is not 0 (all but proportional RoPE's frozen tail)
   long double af_;
   M af_m_;                                  // af in M (the magnitude's reference)
   std::vector<dd> theta_;                   // the reference's theta_i

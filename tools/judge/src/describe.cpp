@@ -27,6 +27,9 @@ std::string convention_line(const rope_config& c) {
     s << ", low_freq_factor " << shortest(c.low_freq_factor) << ", high_freq_factor " << shortest(c.high_freq_factor);
   if (c.attention_factor) s << ", attention_factor " << shortest(*c.attention_factor);
   if (c.outputs != output_order::in_place) s << ", outputs " << to_string(c.outputs);
+  if (c.direction != rotation_direction::forward) s << ", direction " << to_string(c.direction);
+  if (c.frozen_bands != 0) s << ", frozen_bands " << c.frozen_bands;
+  if (c.short_mscale) s << ", short_mscale " << shortest(*c.short_mscale) << ", long_mscale " << shortest(*c.long_mscale);
   if (c.mrope != mrope_kind::none) {
     s << ", mrope " << to_string(c.mrope) << " [";
     for (std::size_t r = 0; r < c.mrope_section.size(); ++r) s << (r ? ", " : "") << c.mrope_section[r];
