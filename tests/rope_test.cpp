@@ -81,6 +81,33 @@ TYPED_TEST(RopeKernel, inverse_rotation_undoes_the_rotation_within_twice_the_bou
   }
 }
 
+// The conventions the families issue added: nanochat's reversed rotation (R(-p)) and Gemma 4's
+// proportional RoPE (frozen bands), each against the reference's own rotation of that convention, and
+// each far from the other convention (the test can fail both ways).
+TYPED_TEST(RopeKernel, reversed_and_proportional_conventions_are_within_the_arithmetic_bound) {
+  using S = typename TypeParam::storage;
+  using C = typename TypeParam::compute;
+  rope_config reversed;
+  reversed.direction = rotation_direction::reversed;
+  rope_config proportional;
+  proportional.head_dim = proportional.rotary_dim = 256;
+  proportional.base = 1e6;
+  proportional.frozen_bands = 96;
+  for (const rope_config& cfg : {reversed, proportional}) {
+    const rope_reference ref(cfg);
+    const exact_angle<C> cs(ref);
+    const auto r = test::check_rotation<S, C>(cfg, ref, cs, 2, test::regime_positions(std::int64_t{1} << 40, 40, test::test_seed()),
+                                              test::test_seed());
+    const long double bound = test::rotation_bound<C, S>(unit_roundoff<C>() * 2, 1.0L);
+    EXPECT_LE(r.worst / bound, 1.0L) << to_string(cfg.direction) << ", frozen " << cfg.frozen_bands << ": " << r.describe();
+  }
+  // Forward where the reference turns the other way: not a rounding matter.
+  const rope_reference ref(reversed);
+  const exact_angle<C> cs(ref);
+  const auto wrong = test::check_rotation<S, C>(rope_config{}, ref, cs, 1, {1, 100, 5000}, test::test_seed());
+  EXPECT_GT(wrong.worst, 1e-2L) << wrong.describe();
+}
+
 TEST(RopeKernel, pass_through_coordinates_are_bit_identical_and_y_may_alias_x) {
   const auto nc = rule_sweep().back();  // GPT-J: 64 of 256 rotated
   const rope_reference ref(nc.cfg);

@@ -507,4 +507,66 @@ TEST(Mrope, ValidateRejectsSectionsThatDoNotCoverTheBandsNamingTheField) {
   EXPECT_NO_THROW(validate(ds));
 }
 
+// LongRoPE's switch sits at seq_len == original_max_position_embeddings: transformers takes
+// `long_factor if seq_len > original_max_position_embeddings else short_factor`
+// (modeling_rope_utils.py _compute_longrope_parameters; PhimoeRotaryEmbedding.forward for the mscales).
+// At equality the short factors and short mscale, one past it the long ones, in every evaluation.
+TEST(LongropeSwitch, ShortAtTheOriginalLengthLongOnePast) {
+  const auto cs = checked_configs();
+  const auto it = std::find_if(cs.begin(), cs.end(), [](const named_config& n) { return n.name == "longrope_phi3_short"; });
+  ASSERT_NE(it, cs.end());
+  rope_config c = it->cfg;
+  const std::int64_t L0 = c.original_max_position_embeddings;
+  rope_config all_short = c, all_long = c;
+  all_long.short_factor = c.long_factor;
+  all_short.long_factor = c.short_factor;
+  EXPECT_EQ(compute_frequencies<double>(c, L0).inv_freq, compute_frequencies<double>(all_short, L0).inv_freq);
+  EXPECT_EQ(compute_frequencies<double>(c, L0 + 1).inv_freq, compute_frequencies<double>(all_long, L0 + 1).inv_freq);
+  EXPECT_NE(compute_frequencies<double>(c, L0).inv_freq, compute_frequencies<double>(c, L0 + 1).inv_freq);
+  EXPECT_EQ(hf_frequencies_fp32(c, L0).inv_freq, hf_frequencies_fp32(all_short, L0).inv_freq);
+  EXPECT_EQ(hf_frequencies_fp32(c, L0 + 1).inv_freq, hf_frequencies_fp32(all_long, L0 + 1).inv_freq);
+  EXPECT_NE(hf_frequencies_fp32(c, L0).inv_freq, hf_frequencies_fp32(c, L0 + 1).inv_freq);
+  // (The reference switches at the same place: reference_test.cpp LongRopePicksShortOrLongFactors...)
+  // Phi-3.5-MoE's mscales switch there too.
+  c.short_mscale = 1.1;
+  c.long_mscale = 1.243163121016122;
+  EXPECT_EQ(compute_frequencies<double>(c, L0).attention_factor, 1.1);
+  EXPECT_EQ(compute_frequencies<double>(c, L0 + 1).attention_factor, 1.243163121016122);
+  EXPECT_EQ(hf_frequencies_fp32(c, L0).attention_factor, 1.1f);
+  EXPECT_EQ(hf_frequencies_fp32(c, L0 + 1).attention_factor, static_cast<float>(1.243163121016122));
+}
+
+// Proportional RoPE (Gemma 4): the frozen tail is exactly 0 in every evaluation, the turning bands are
+// the default schedule's (exponent over head_dim = rotary_dim), and validate keeps one band turning.
+TEST(ProportionalRope, FrozenBandsAreExactlyZeroAndTheOthersTheDefaultSchedule) {
+  rope_config c;
+  c.head_dim = c.rotary_dim = 512;
+  c.base = 1e6;
+  c.frozen_bands = 192;
+  rope_config plain = c;
+  plain.frozen_bands = 0;
+  const auto f = compute_frequencies<double>(c), p = compute_frequencies<double>(plain);
+  const auto h = hf_frequencies_fp32(c), hp = hf_frequencies_fp32(plain);
+  ASSERT_EQ(f.inv_freq.size(), 256u);
+  for (std::size_t i = 0; i < 256; ++i) {
+    if (i < 64) {
+      EXPECT_EQ(f.inv_freq[i], p.inv_freq[i]) << "band " << i;
+      EXPECT_EQ(h.inv_freq[i], hp.inv_freq[i]) << "band " << i;
+    } else {
+      EXPECT_EQ(f.inv_freq[i], 0.0) << "band " << i;
+      EXPECT_EQ(h.inv_freq[i], 0.0f) << "band " << i;
+    }
+  }
+  c.frozen_bands = 255;  // one band turns: allowed
+  EXPECT_NO_THROW(validate(c));
+  c.frozen_bands = 256;  // none turns
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c.frozen_bands = -1;
+  EXPECT_THROW(validate(c), std::invalid_argument);
+  c.frozen_bands = 8;
+  c.scaling = scaling_kind::yarn;
+  c.factor = 4;
+  EXPECT_THROW(validate(c), std::invalid_argument);
+}
+
 }  // namespace

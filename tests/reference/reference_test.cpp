@@ -481,6 +481,67 @@ TEST(Schedule, YarnRampEndpointsAndAttentionFactor) {
   EXPECT_LE(relative_to(u.inv_freq(30), f30 / 4 * ramp30 + f30 * (1 - ramp30)), long_double_agreement);
 }
 
+// Phi-3.5-MoE: short_mscale up to seq_len == original_max_position_embeddings, long_mscale past it
+// (transformers models/phimoe/modeling_phimoe.py PhimoeRotaryEmbedding.forward: `seq_len >
+// original_max_position_embeddings`), in place of the computed attention factor.
+TEST(Schedule, LongRopeMscalesSwitchWithTheFactorsAtTheOriginalLength) {
+  rope_config c = longrope_config();
+  c.short_mscale = 1.1;
+  c.long_mscale = 1.243163121016122;
+  const rope_reference at(c, 4096), past(c, 4097);
+  EXPECT_EQ(at.attention_factor().hi, 1.1);
+  EXPECT_EQ(past.attention_factor().hi, 1.243163121016122);
+  EXPECT_EQ(at.attention_factor().lo, 0.0);
+}
+
+// Proportional RoPE (Gemma 4): the frozen bands have inv_freq exactly 0 and their pairs pass through
+// unchanged; the turning bands are the default schedule's over head_dim.
+TEST(Schedule, ProportionalFrozenBandsAreExactlyZeroAndCopyTheirPairs) {
+  rope_config c;
+  c.head_dim = c.rotary_dim = 16;
+  c.base = 1e6;
+  c.frozen_bands = 6;  // 2 of 8 bands turn
+  const rope_reference ref(c);
+  for (int b = 0; b < 8; ++b) {
+    if (b < 2) {
+      EXPECT_LE(relative_to(ref.inv_freq(b), powl(1e6L, -2.0L * b / 16.0L)), long_double_agreement) << b;
+    } else {
+      EXPECT_EQ(ref.inv_freq(b).hi, 0.0) << b;
+      EXPECT_EQ(ref.inv_freq(b).lo, 0.0) << b;
+    }
+  }
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<std::size_t>(i)] = 0.25 * (i + 1);
+  std::vector<dd> y(16);
+  ref.rotate(123457, x, y);
+  for (int b = 2; b < 8; ++b)  // half-split pairs (b, b + 8)
+    for (int k : {b, b + 8}) EXPECT_EQ(y[static_cast<std::size_t>(k)].hi, x[static_cast<std::size_t>(k)]) << k;
+  EXPECT_NE(y[1].hi, x[1]);
+}
+
+// rotation_direction::reversed (nanochat, transformers models/nanochat/modeling_nanochat.py rotate_half
+// = cat(x2, -x1)) is R(-p) = R(p)^T: the reversed reference at p equals the forward one at -p exactly
+// (cos even, sin odd), and rotating forward then reversed gives x back.
+TEST(Schedule, ReversedDirectionIsTheForwardRotationAtMinusP) {
+  rope_config fwd;
+  fwd.head_dim = fwd.rotary_dim = 16;
+  rope_config rev = fwd;
+  rev.direction = ropecheck::rotation_direction::reversed;
+  const rope_reference f(fwd), r(rev);
+  std::vector<double> x(16);
+  for (int i = 0; i < 16; ++i) x[static_cast<std::size_t>(i)] = 1.0 / (i + 1);
+  std::vector<dd> yr(16), yf(16);
+  for (std::int64_t p : {std::int64_t{1}, std::int64_t{4095}, std::int64_t{1} << 20}) {
+    r.rotate(p, x, yr);
+    f.rotate(-p, x, yf);
+    for (int k = 0; k < 16; ++k) EXPECT_EQ(yr[static_cast<std::size_t>(k)].hi, yf[static_cast<std::size_t>(k)].hi) << "p " << p << " k " << k;
+    f.rotate(p, x, yf);
+    bool differs = false;
+    for (int k = 0; k < 16; ++k) differs |= yr[static_cast<std::size_t>(k)].hi != yf[static_cast<std::size_t>(k)].hi;
+    EXPECT_TRUE(differs) << "p " << p;
+  }
+}
+
 TEST(Schedule, LongRopePicksShortOrLongFactorsAndPhi3AttentionFactor) {
   const rope_config c = longrope_config();
   const rope_reference short_ref(c, 4096), long_ref(c, 4097), unset(c, 0);
