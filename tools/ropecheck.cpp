@@ -251,11 +251,11 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   std::string claimed_from;
   std::optional<int> dump_layer;
   bool dump_indexer = false;
-  if (in.format == "safetensors") {
-    const auto meta = audit::read_safetensors_metadata(af.dump);
+  {
+    const auto meta = audit::read_dump_metadata(af.dump, in.format);
     if (const auto it = meta.find("part"); it != meta.end()) {
       if (it->second != "indexer" && it->second != "attention")
-        throw usage_error(af.dump + ": __metadata__ \"part\" is \"" + it->second + "\", neither \"attention\" nor \"indexer\"");
+        throw usage_error(af.dump + ": the dump's metadata \"part\" is \"" + it->second + "\", neither \"attention\" nor \"indexer\"");
       dump_indexer = it->second == "indexer";
     }
     if (const auto it = meta.find("layer"); it != meta.end()) {
@@ -264,7 +264,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
         dump_layer = std::stoi(it->second, &used);
         if (used != it->second.size() || *dump_layer < 0) throw std::invalid_argument("not a layer index");
       } catch (const std::exception&) {
-        throw usage_error(af.dump + ": __metadata__ \"layer\" is \"" + it->second + "\", not a layer index");
+        throw usage_error(af.dump + ": the dump's metadata \"layer\" is \"" + it->second + "\", not a layer index");
       }
       if (claim.config_path.empty()) notes.push_back("the dump says it is layer " + it->second + " (no config.json to read per layer)");
     }
@@ -304,7 +304,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   describe_position_rows(in, claimed, r);
   r.v = audit::audit(in.d, claimed, o);
   if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
-    other_layer_hypothesis(load_hf_config_with_notes(claim.config_path), in.d, claimed, o, r.v);
+    other_layer_hypothesis(load_hf_config_with_notes(claim.config_path, claim.declaration()), in.d, claimed, o, r.v);
   // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens
   // only; they do not depend on where the outputs are written (DeepSeek's half-split order).
   rope_config cache_claim = claimed;

@@ -27,10 +27,17 @@ bool starts_with(const std::vector<std::int64_t>& s, const std::vector<std::int6
 
 bool is_float(dtype t) { return t == dtype::bf16 || t == dtype::f16 || t == dtype::f32 || t == dtype::f64; }
 
-// {"bfloat16": true} in <dir>/ropecheck.json declares '<u2' arrays as bf16.
-bool sidecar_declares_bf16(const std::filesystem::path& dir) {
+// <dir>/ropecheck.json, the .npy directory's sidecar: {"bfloat16": true} declares '<u2' arrays as bf16;
+// "metadata": {string: string} is what a safetensors file's __metadata__ says ("layer", "part").
+struct npy_sidecar {
+  bool bfloat16 = false;
+  std::map<std::string, std::string> metadata;
+};
+
+npy_sidecar read_sidecar(const std::filesystem::path& dir) {
+  npy_sidecar out;
   const auto side = dir / "ropecheck.json";
-  if (!std::filesystem::exists(side)) return false;
+  if (!std::filesystem::exists(side)) return out;
   std::ifstream in(side);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -42,10 +49,20 @@ bool sidecar_declares_bf16(const std::filesystem::path& dir) {
   }
   if (!j.is_object()) throw input_error(side, "must be a JSON object such as {\"bfloat16\": true}");
   for (const auto& [k, v] : j.items()) {
-    if (k != "bfloat16") throw input_error(side, "unknown key '" + k + "' (known: bfloat16)");
-    if (!v.is_boolean()) throw input_error(side, "\"bfloat16\" must be true or false");
+    if (k == "bfloat16") {
+      if (!v.is_boolean()) throw input_error(side, "\"bfloat16\" must be true or false");
+      out.bfloat16 = v.get<bool>();
+    } else if (k == "metadata") {
+      if (!v.is_object()) throw input_error(side, "\"metadata\" must be an object of strings, as safetensors' __metadata__");
+      for (const auto& [mk, mv] : v.items()) {
+        if (!mv.is_string()) throw input_error(side, "\"metadata\" value for '" + mk + "' is not a string");
+        out.metadata[mk] = mv.get<std::string>();
+      }
+    } else {
+      throw input_error(side, "unknown key '" + k + "' (known: bfloat16, metadata)");
+    }
   }
-  return j.value("bfloat16", false);
+  return out;
 }
 
 // product of every axis but the last
@@ -76,6 +93,11 @@ std::vector<std::int64_t> take_position_rows(const tensor& pos, const tensor& x)
 
 }  // namespace
 
+std::map<std::string, std::string> read_dump_metadata(const std::filesystem::path& path, const std::string& format) {
+  if (format == "safetensors") return read_safetensors_metadata(path);
+  return read_sidecar(path).metadata;
+}
+
 std::string audit_dtype_name(dtype t) {
   switch (t) {
     case dtype::bf16: return "bfloat16";
@@ -97,7 +119,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     out.format = "npy";
-    const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || sidecar_declares_bf16(path);
+    const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || read_sidecar(path).bfloat16;
     ts = read_npy_dir(path, bf16 ? std::optional<dtype>(dtype::bf16) : std::nullopt);
     if (ts.empty()) throw input_error(path, "the directory holds no .npy files (expected positions.npy, x.npy, y.npy)");
   } else if (fs::exists(path, ec)) {

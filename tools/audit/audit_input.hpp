@@ -10,12 +10,14 @@
 //              P + [rotary_dim / 2]
 //   inv_freq   optional: [rotary_dim / 2] (or [head_dim / 2])
 // .npy directories: bf16 is stored as '<u2' bit patterns and must be declared, by the caller
-// (`--dtype bfloat16`) or by a sidecar `ropecheck.json` in the directory: {"bfloat16": true}.
+// (`--dtype bfloat16`) or by a sidecar `ropecheck.json` in the directory: {"bfloat16": true}; its
+// "metadata" object says what a safetensors file's __metadata__ says ({"layer": "5", "part": "indexer"}).
 // Any other tensor is ignored (listed in notes). NaN or infinity in positions, x, cos, sin or
 // inv_freq is bad input; in y it is the implementation's failure and is judged (non_finite).
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +46,10 @@ struct loaded_dump {
 // a declared dtype that contradicts y's stored dtype is an input_error.
 [[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
                                     const std::optional<std::string>& declared_dtype = {});
+
+// What the dump says about itself: a safetensors file's __metadata__, an .npy directory's
+// ropecheck.json "metadata" ({} when absent).
+[[nodiscard]] std::map<std::string, std::string> read_dump_metadata(const std::filesystem::path& path, const std::string& format);
 
 // The dtype names the audit uses ("float32", "bfloat16", "float16", "float64"; integer types by
 // their safetensors names).

@@ -500,8 +500,13 @@ def write_npy_dir(path, tensors, metadata):
         any_bf16 |= dt == "BF16"
         with open(os.path.join(path, name + ".npy"), "wb") as f:
             np.save(f, arr, allow_pickle=False)
+    # The sidecar: bf16 declared, and what safetensors' __metadata__ would say that the audit reads.
+    side = {"bfloat16": any_bf16}
+    read = {k: v for k, v in metadata.items() if k in ("layer", "part")}
+    if read:
+        side["metadata"] = read
     with open(os.path.join(path, "ropecheck.json"), "w") as f:
-        json.dump({"bfloat16": any_bf16}, f)
+        json.dump(side, f)
         f.write("\n")
     with open(os.path.join(path, "metadata.json"), "w") as f:
         json.dump(metadata, f, indent=2)
