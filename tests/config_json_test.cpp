@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 
 namespace {
@@ -179,11 +180,18 @@ TEST(HfConfig, GptJReadsNEmbdNHeadRotaryDimAndTheExplicitLayout) {
   EXPECT_EQ(c.pair_layout, layout::interleaved);
 }
 
-TEST(HfConfig, StaticNtkIsRopecheckOwnRuleName) {
+// rope_type "ntk" exists only in vLLM (NTKScalingRotaryEmbedding; transformers has none), so a file
+// holding it means vLLM's fixed NTK: band i divided by s^((i+1)/(d/2)); ropecheck's own static NTK is
+// --scaling ntk. (tests/data/engine_variants/vllm.json checks the lists value by value.)
+TEST(HfConfig, RopeTypeNtkIsVllmsFixedNtk) {
   const rope_config c = parse_hf_config(json::parse(
       R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_scaling": {"rope_type": "ntk", "factor": 8}})"));
-  EXPECT_EQ(c.scaling, scaling_kind::ntk);
-  EXPECT_EQ(c.factor, 8.0);
+  EXPECT_EQ(c.scaling, scaling_kind::longrope);
+  EXPECT_EQ(c.short_factor, c.long_factor);
+  ASSERT_EQ(c.short_factor.size(), 64u);
+  EXPECT_NEAR(c.short_factor.back(), 8.0, 4 * 8.0 * std::numeric_limits<double>::epsilon());  // exp(ln 8 * 1): libm exp/log, a few ulps
+  ASSERT_TRUE(c.attention_factor.has_value());
+  EXPECT_EQ(*c.attention_factor, 1.0);
 }
 
 TEST(HfConfig, RopeScalingAndRopeParametersMayRepeatEachOther) {

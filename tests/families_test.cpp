@@ -9,7 +9,9 @@
 // head_dim, rotary_dim, base, layout, outputs, direction, scaling, factor, frozen_bands,
 // original_max_position_embeddings, attention_factor, mrope, mrope_section. MLA layers
 // ("rotated_part": "last") are judged on their rope slice: its head is the rotary_dim coordinates. A case
-// with "error" must be refused, the message containing that phrase.
+// with "error" must be refused, the message containing that phrase; "declaration" holds what a user
+// declared with flags ({"engine": "vllm", "max_model_len": N}), "factor_list" LongRoPE's one list.
+// tests/data/engine_variants/ holds the same kind of cases for engines' RoPE variants (engine_variants.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "ropecheck/config_json.hpp"
+#include "ropecheck/engine_variants.hpp"
 #include "ropecheck/schedule.hpp"
 
 namespace {
@@ -30,6 +33,7 @@ using json = nlohmann::json;
 using namespace ropecheck;
 
 const std::filesystem::path families = std::filesystem::path(ROPECHECK_TEST_DATA) / "families";
+const std::filesystem::path variants = std::filesystem::path(ROPECHECK_TEST_DATA) / "engine_variants";
 
 struct family_case {
   std::string file, name;
@@ -38,10 +42,10 @@ struct family_case {
 
 void PrintTo(const family_case& c, std::ostream* os) { *os << c.file << " case " << c.name; }
 
-std::vector<family_case> all_cases() {
+std::vector<family_case> all_cases(const std::filesystem::path& dir = families) {
   std::vector<family_case> out;
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(families))
+  for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
@@ -111,6 +115,15 @@ std::string scaling_name(const rope_config& c) {
       if (to_string(c.mrope) != v.get<std::string>()) return fail("mrope");
     } else if (k == "mrope_section") {
       if (c.mrope_section != v.get<std::vector<int>>()) return fail("mrope_section");
+    } else if (k == "factor_list") {
+      // LongRoPE's per-band divisors, one list for every position (equal short and long lists), within 4
+      // ulps of values the case computed in Python double (exp/log/pow in another order).
+      const auto want_list = v.get<std::vector<double>>();
+      if (c.short_factor != c.long_factor) return fail("short and long factor lists differ");
+      if (c.short_factor.size() != want_list.size()) return fail("factor list of " + std::to_string(c.short_factor.size()) + " entries");
+      for (std::size_t i = 0; i < want_list.size(); ++i)
+        if (!(std::abs(c.short_factor[i] - want_list[i]) <= 4 * std::numeric_limits<double>::epsilon() * want_list[i]))
+          return fail("factor_list[" + std::to_string(i) + "] = " + std::to_string(c.short_factor[i]));
     } else {
       return fail("the case names a field the harness does not know: " + k);
     }
@@ -122,14 +135,26 @@ std::string kind_name(const std::string& k) { return k == "other:cross_attention
 
 class Family : public ::testing::TestWithParam<family_case> {};
 
-TEST_P(Family, DerivesWhatTheFamilysCodeDoesLayerByLayer) {
-  const family_case& fc = GetParam();
+// A case's "declaration": what the user declared with flags (--engine, --max-model-len).
+convention_declaration declaration_of(const json& c) {
+  convention_declaration d;
+  if (!c.contains("declaration")) return d;
+  for (const auto& [k, v] : c.at("declaration").items()) {
+    if (k == "engine") d.engine = v.get<std::string>() == "vllm" ? engine_reading::vllm : engine_reading::transformers;
+    else if (k == "max_model_len") d.max_model_len = v.get<std::int64_t>();
+    else ADD_FAILURE() << "the case declares a field the harness does not know: " << k;
+  }
+  return d;
+}
+
+void derives_what_the_code_does(const family_case& fc) {
   const json& c = fc.c;
   SCOPED_TRACE(fc.file + ": " + c.value("name", std::string()));
+  const convention_declaration decl = declaration_of(c);
   if (c.contains("error")) {
     std::string message = "(accepted)";
     try {
-      (void)parse_hf_config_with_notes(c.at("config"), fc.file);
+      (void)parse_hf_config_with_notes(c.at("config"), fc.file, decl);
     } catch (const config_error& e) {
       message = e.what();
     }
@@ -139,7 +164,7 @@ TEST_P(Family, DerivesWhatTheFamilysCodeDoesLayerByLayer) {
   }
   hf_config_parse p;
   try {
-    p = parse_hf_config_with_notes(c.at("config"), fc.file);
+    p = parse_hf_config_with_notes(c.at("config"), fc.file, decl);
   } catch (const std::exception& e) {
     FAIL() << "refused: " << e.what();
   }
@@ -178,8 +203,34 @@ TEST_P(Family, DerivesWhatTheFamilysCodeDoesLayerByLayer) {
   }
 }
 
+TEST_P(Family, DerivesWhatTheFamilysCodeDoesLayerByLayer) { derives_what_the_code_does(GetParam()); }
+
 INSTANTIATE_TEST_SUITE_P(Families, Family, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<family_case>& i) { return i.param.name; });
+
+// Engines' RoPE variants (src/ropecheck/engine_variants.hpp): tests/data/engine_variants/<engine>.json,
+// each case naming its "variant", read with the case's declaration (--engine vllm) or without it.
+class EngineVariant : public ::testing::TestWithParam<family_case> {};
+
+TEST_P(EngineVariant, IsClaimedAsTheEngineComputesItOrRefusedByName) { derives_what_the_code_does(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(EngineVariants, EngineVariant, ::testing::ValuesIn(all_cases(variants)),
+                         [](const ::testing::TestParamInfo<family_case>& i) { return i.param.name; });
+
+// Every variant a config.json can select (all but the kernels and the ones only a model file builds)
+// has a case; every case names a variant of the table.
+TEST(EngineVariants, EveryVariantAConfigCanSelectHasACase) {
+  const auto cases = all_cases(variants);
+  for (const auto& v : engine_variants) {
+    if (v.status == variant_status::kernel) continue;
+    const bool model_file_only = v.status == variant_status::refused && v.rope_type.empty() && v.key.empty();
+    if (model_file_only) continue;
+    const bool has = std::any_of(cases.begin(), cases.end(), [&](const family_case& c) { return c.c.value("variant", "") == v.name; });
+    EXPECT_TRUE(has) << v.name << " (" << to_string(v.status) << ") has no case in tests/data/engine_variants";
+  }
+  for (const auto& c : cases)
+    EXPECT_NE(find_variant(c.c.value("variant", "")), nullptr) << c.name << " names no variant of engine_variants.hpp";
+}
 
 // Every row of the table has a test file, and every test file a row (or is a refusal of a model_type
 // without one).

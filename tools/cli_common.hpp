@@ -90,6 +90,9 @@ struct convention_flags {
   std::optional<int> layer;  // decoder layer of a per-layer config (Gemma 3, Llama 4, v5 rope_parameters)
   std::optional<std::string> direction;
   std::optional<int> frozen_bands;
+  std::optional<double> attention_factor;
+  std::string engine = "transformers";      // whose reading of --config (claim.hpp engine_reading)
+  std::optional<std::int64_t> max_model_len;  // vLLM's engine-wide length (LongRoPE's choice)
   bool assume_llama = false;
   bool indexer = false;  // the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5) instead of the attention's
 
@@ -122,6 +125,15 @@ struct convention_flags {
     app->add_option("--direction", direction, "forward (R(p), every family but nanochat) or reversed (R(-p), nanochat)");
     app->add_option("--frozen-bands", frozen_bands,
                     "proportional RoPE (Gemma 4): the last N bands have frequency 0")->check(CLI::Range(0, 1 << 20));
+    app->add_option("--attention-factor", attention_factor,
+                    "the factor cos and sin are multiplied by (YaRN, LongRoPE): overrides the rule's")->check(CLI::PositiveNumber);
+    app->add_option("--engine", engine,
+                    "whose reading of --config is claimed: transformers (the family's code, default) or vllm (vLLM's get_rope "
+                    "and rotary classes where they read the file differently; ropecheck explain --variants)")
+        ->check(CLI::IsMember({"transformers", "vllm"}));
+    app->add_option("--max-model-len", max_model_len,
+                    "vLLM's max_model_len (--engine vllm: LongRoPE takes the long factors for every position when it exceeds "
+                    "original_max_position_embeddings)")->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
     app->add_flag("--indexer", indexer,
                   "check the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5: its own layout over the first "
                   "qk_rope_head_dim of index_head_dim coordinates) instead of the attention's; a dump's __metadata__ "
@@ -138,11 +150,15 @@ struct convention_flags {
     d.rotary_dim = rotary_dim;
     d.rotary_fraction = rotary_fraction;
     d.assume_llama = assume_llama;
+    if (max_model_len && engine != "vllm") throw std::invalid_argument("--max-model-len needs --engine vllm (it is vLLM's engine length)");
+    d.engine = engine == "vllm" ? engine_reading::vllm : engine_reading::transformers;
+    d.max_model_len = max_model_len;
     return d;
   }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
-           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section || direction || frozen_bands;
+           scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section || direction || frozen_bands ||
+           attention_factor;
   }
   // The flags given, as the user typed them (recorded in the claim as overrides).
   [[nodiscard]] std::vector<std::string> overrides() const {
@@ -169,6 +185,12 @@ struct convention_flags {
     if (low_ff) o.push_back("--low-freq-factor " + num(*low_ff));
     if (high_ff) o.push_back("--high-freq-factor " + num(*high_ff));
     if (mrope) o.push_back("--mrope " + *mrope);
+    if (mrope_section) {
+      std::string l;
+      for (int v : *mrope_section) l += (l.empty() ? "" : ",") + std::to_string(v);
+      o.push_back("--mrope-section " + l);
+    }
+    if (attention_factor) o.push_back("--attention-factor " + num(*attention_factor));
     return o;
   }
   // The convention: config/preset (or `fallback` when neither is given) with the flags on top.
@@ -183,6 +205,8 @@ struct convention_flags {
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
     if (indexer && config_path.empty()) throw std::invalid_argument("--indexer needs --config (a DeepSeek-V3.2 / GLM-5 config.json)");
+    if (engine != "transformers" && config_path.empty())
+      throw std::invalid_argument("--engine needs --config (it says whose reading of a config.json is claimed)");
     rope_config cfg;
     claim made;
     made.overrides = overrides();
@@ -203,6 +227,7 @@ struct convention_flags {
         for (const auto& a : parsed.assumptions) notes->push_back("assumption: " + a);
       const auto keep = made.overrides;
       made = explain::claim_of(parsed, which ? *which : -1, config_path);
+      made.engine = declaration().engine;
       if ((indexer || dump_indexer) && parsed.indexer) {
         made.layer_type = "lightning indexer";
         made.facts = parsed.indexer->facts;
@@ -270,6 +295,14 @@ struct convention_flags {
       else throw std::invalid_argument("--direction: '" + *direction + "' is neither forward nor reversed");
     }
     if (frozen_bands) cfg.frozen_bands = *frozen_bands;
+    if (attention_factor) {
+      if (cfg.scaling != scaling_kind::yarn && cfg.scaling != scaling_kind::longrope)
+        throw std::invalid_argument("--attention-factor: only YaRN and LongRoPE multiply cos and sin (the rule is " +
+                                    std::string(to_string(cfg.scaling)) + ")");
+      cfg.attention_factor = *attention_factor;
+      cfg.short_mscale.reset();
+      cfg.long_mscale.reset();
+    }
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field
     if (claim_out) *claim_out = std::move(made);

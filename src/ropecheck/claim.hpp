@@ -68,12 +68,26 @@ struct fact {
   friend bool operator==(const fact&, const fact&) = default;
 };
 
+// Whose reading of config.json is claimed. A config.json is written for transformers, and the
+// family's transformers (or remote) code is what it means; vLLM reads some of its keys differently
+// (src/ropecheck/engine_variants.hpp lists where, from vllm/model_executor/layers/rotary_embedding/).
+enum class engine_reading : std::uint8_t {
+  transformers,  // the family's own code (default)
+  vllm,          // --engine vllm: vLLM's get_rope and its rotary classes
+};
+
+[[nodiscard]] constexpr std::string_view to_string(engine_reading e) noexcept {
+  return e == engine_reading::vllm ? "vllm" : "transformers";
+}
+
 // What the user declared about a family ropecheck has no facts for (or to override one).
 struct convention_declaration {
   std::optional<layout> pair_layout;  // --layout
   std::optional<int> rotary_dim;      // --rotary-dim
   std::optional<double> rotary_fraction;  // --rotary-fraction
   bool assume_llama = false;          // --assume-llama: read the file as HF Llama's code reads it
+  engine_reading engine = engine_reading::transformers;  // --engine
+  std::optional<std::int64_t> max_model_len;              // --max-model-len (vLLM's engine-wide length)
   [[nodiscard]] bool any() const noexcept { return pair_layout || rotary_dim || rotary_fraction || assume_llama; }
 };
 
@@ -90,6 +104,7 @@ struct claim {
   std::vector<fact> facts;              // of the convention checked
   std::vector<std::string> assumptions; // declared by the user
   std::vector<std::string> overrides;   // convention flags applied on top of the file
+  engine_reading engine = engine_reading::transformers;  // whose reading of the file
 };
 
 }  // namespace ropecheck

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "ropecheck/claim.hpp"
 
 namespace ropecheck {
 
@@ -43,17 +46,40 @@ namespace detail::json_read {
 
 using json = nlohmann::json;
 
+// The facts of one convention, as they are read.
+struct fact_log {
+  std::vector<fact>& facts;
+  void add(std::string field, std::string value, fact_origin origin, std::string source) const {
+    for (auto& f : facts)
+      if (f.field == field) {
+        f = {std::move(field), std::move(value), origin, std::move(source)};
+        return;
+      }
+    facts.push_back({std::move(field), std::move(value), origin, std::move(source)});
+  }
+};
+
 inline std::string describe(const json& v) {
   std::string s = v.dump();
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return std::string(v.type_name()) + " " + s;
 }
 
+// The shortest decimal that reads back as v (1.1, not 1.1000000000000001), as Python and JSON print it.
 inline std::string fmt(double v) {
-  std::ostringstream o;
-  o.precision(17);
-  o << v;
-  return o.str();
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) {  // integers as integers: 1000000, not 1e+06
+    std::ostringstream o;
+    o.precision(0);
+    o << std::fixed << v;
+    return o.str();
+  }
+  for (int p = 1; p <= 17; ++p) {
+    std::ostringstream o;
+    o.precision(p);
+    o << v;
+    if (p == 17 || std::strtod(o.str().c_str(), nullptr) == v) return o.str();  // strtod: no throw on subnormals
+  }
+  return {};
 }
 
 class reader {

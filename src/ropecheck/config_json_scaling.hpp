@@ -17,26 +17,15 @@
 #include "ropecheck/config.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/config_json_reader.hpp"
+#include "ropecheck/config_json_vllm.hpp"
+#include "ropecheck/engine_variants.hpp"
 #include "ropecheck/schedule.hpp"
 
 namespace ropecheck::detail::json_read {
 
 inline constexpr const char* known_rope_types =
     "default, linear, dynamic, yarn, llama3, longrope, proportional (legacy: su -> longrope, mrope -> default with "
-    "M-RoPE sections; ropecheck: ntk)";
-
-// The facts of one convention, as they are read.
-struct fact_log {
-  std::vector<fact>& facts;
-  void add(std::string field, std::string value, fact_origin origin, std::string source) const {
-    for (auto& f : facts)
-      if (f.field == field) {
-        f = {std::move(field), std::move(value), origin, std::move(source)};
-        return;
-      }
-    facts.push_back({std::move(field), std::move(value), origin, std::move(source)});
-  }
-};
+    "M-RoPE sections; vLLM's: ntk, xdrope)";
 
 // The keys each rope type reads (HF modeling_rope_utils.py _compute_*_parameters and its
 // _validate_*_rope_parameters; "type" is the v4 spelling of rope_type; rope_theta and
@@ -74,6 +63,9 @@ struct rule_inputs {
   std::string model_type;
   fact_origin origin = fact_origin::file;  // class_default when the block is the family's default
   std::string family_key_note;      // extra keys the family reads in the block ("" none), for messages
+  engine_reading engine = engine_reading::transformers;  // --engine
+  std::optional<std::int64_t> max_model_len;              // --max-model-len
+  bool mla = false;                 // the family's rope slice is MLA's (vLLM: DeepseekScalingRotaryEmbedding)
 };
 
 namespace detail_scaling {
@@ -123,15 +115,21 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
   const std::string type_field = b.contains("rope_type") ? at("rope_type") : at("type");
   const std::string type = rt.value_or("default");
   bool is_proportional = false;
+  std::vector<std::string> family_keys;  // block keys the family's code reads beyond the rope type's
+  const vllm_inputs vin{b, bp, mpe, orig, in.engine, in.max_model_len, in.mla, detail_scaling::via_family(in)};
+  bool vllm_type = false;  // a rope type only vLLM defines (config_json_vllm.hpp), read whole there
   if (type == "default") c.scaling = scaling_kind::none;
   else if (type == "mrope") c.scaling = scaling_kind::none;  // Qwen2-VL; sections read below
   else if (type == "linear") c.scaling = scaling_kind::linear;
   else if (type == "dynamic") c.scaling = scaling_kind::dynamic_ntk;
-  else if (type == "ntk") c.scaling = scaling_kind::ntk;
   else if (type == "yarn") c.scaling = scaling_kind::yarn;
   else if (type == "llama3") c.scaling = scaling_kind::llama3;
   else if (type == "longrope" || type == "su") c.scaling = scaling_kind::longrope;
   else if (type == "proportional") is_proportional = true, c.scaling = scaling_kind::none;
+  else if (vllm_rope_type(r, vin, type, type_field, c, log, family_keys)) vllm_type = true;
+  else if (const rope_variant* v = find_variant_by_rope_type(type); v && v->status == variant_status::refused)
+    r.fail(type_field, "\"" + type + "\" selects " + std::string(v->engine) + "'s " + std::string(v->name) + " (" + std::string(v->file) +
+                           "): " + std::string(v->reading) + "; ropecheck refuses it (ropecheck explain --variants lists every variant)");
   else r.fail(type_field, "unknown rope type \"" + type + "\"; known: " + known_rope_types);
   if (in.facts && !in.facts->rope_types.empty() && !has_word(in.facts->rope_types, type == "mrope" ? "default" : type))
     r.fail(type_field, "rope type \"" + type + "\" is not one " + detail_scaling::via_family(in) + "'s code accepts (it accepts: " +
@@ -142,7 +140,9 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
   const auto factor = r.number(b, "factor", at("factor"));
   if (factor && !(*factor > 0.0)) r.fail(at("factor"), "must be > 0, got " + fmt(*factor));
   auto need_factor = [&] {
-    if (!factor) r.fail(at("factor"), "missing; rope type \"" + type + "\" requires a scaling factor");
+    if (!factor)
+      r.fail(at("factor"), "missing; rope type \"" + type + "\" requires a scaling factor" +
+                               (b.contains("alpha") ? std::string(" (alpha, the NTK-alpha base, is read by Hunyuan's code and by vLLM: --engine vllm)") : ""));
     return *factor;
   };
   auto need_mpe = [&](const char* why) {
@@ -155,26 +155,29 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
       log.add("attention_factor", fmt(*af), in.origin, at("attention_factor"));
     }
   };
-  std::vector<std::string> family_keys;  // block keys the family's code reads beyond the rope type's
 
   // Hunyuan: {"type": "dynamic", "alpha": a} is a fixed NTK base change (NTK-alpha):
   // transformers models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__
   // base = rope_theta * alpha ** (dim / (dim - 2)), dim = head_dim: ropecheck's ntk rule with factor alpha.
   bool alpha_rule = false;
-  if (quirk == family_quirk::hunyuan_alpha && b.contains("alpha")) {
+  // vLLM reads alpha for every family (get_rope: rope_type dynamic with alpha -> DynamicNTKAlphaRotaryEmbedding).
+  if ((quirk == family_quirk::hunyuan_alpha || in.engine == engine_reading::vllm) && b.contains("alpha") && !vllm_type) {
     family_keys.push_back("alpha");
     const auto alpha = r.number(b, "alpha", at("alpha"));
     if (alpha && *alpha != 0.0) {  // HF: `if ... and config.rope_scaling["alpha"]` (truthiness)
       if (c.scaling != scaling_kind::dynamic_ntk)
-        r.fail(at("alpha"), "is read only with rope type \"dynamic\" (HunYuanDenseV1RotaryEmbedding), got \"" + type + "\"");
+        r.fail(at("alpha"), "is read only with rope type \"dynamic\" (HunYuanDenseV1RotaryEmbedding; vLLM's get_rope), got \"" + type + "\"");
       if (!(*alpha > 0.0)) r.fail(at("alpha"), "must be > 0, got " + fmt(*alpha));
       alpha_rule = true;
       c.scaling = scaling_kind::ntk;
       c.factor = *alpha;
       family_keys.push_back("factor");
       log.add("scaling", "ntk (NTK-alpha)", in.origin,
-              at("alpha") + " with rope type \"dynamic\": base * alpha^(d/(d-2)) (transformers models/hunyuan_v1_dense/"
-                            "modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__)");
+              at("alpha") + " with rope type \"dynamic\": base * alpha^(d/(d-2)) (" +
+                  (in.engine == engine_reading::vllm
+                       ? detail_vllm::source("DynamicNTKAlphaRotaryEmbedding")
+                       : std::string("transformers models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__")) +
+                  ")");
       log.add("factor", fmt(*alpha), in.origin, at("alpha"));
     }
   }
@@ -187,11 +190,11 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
     }
     log.add("scaling", c.scaling == scaling_kind::linear ? "proportional, linear" : "proportional", type_origin, type_source);
     if (c.scaling == scaling_kind::linear) log.add("factor", fmt(c.factor), in.origin, at("factor"));
-  } else if (!alpha_rule) {
+  } else if (!alpha_rule && !vllm_type) {
     log.add("scaling", type == "mrope" ? "default" : std::string(to_string(c.scaling)), type_origin, type_source);
   }
 
-  switch (is_proportional ? scaling_kind::none : c.scaling) {
+  switch (is_proportional || vllm_type ? scaling_kind::none : c.scaling) {
     case scaling_kind::none:
       break;
     case scaling_kind::linear:
@@ -302,8 +305,15 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
     }
   }
 
+  if (in.engine == engine_reading::vllm && !vllm_type && !is_proportional) {
+    const auto more = vllm_block_keys(alpha_rule ? scaling_kind::dynamic_ntk : c.scaling);
+    family_keys.insert(family_keys.end(), more.begin(), more.end());
+    vllm_rule(r, vin, c, log, alpha_rule);
+  }
+
   // --- unknown keys ------------------------------------------------------------------------------
-  auto allowed = block_keys(alpha_rule ? scaling_kind::dynamic_ntk : c.scaling, is_proportional);
+  auto allowed = vllm_type ? block_keys(scaling_kind::none, false)
+                           : block_keys(alpha_rule ? scaling_kind::dynamic_ntk : c.scaling, is_proportional);
   allowed.insert(allowed.end(), family_keys.begin(), family_keys.end());
   for (const auto& [k, v] : b.items()) {
     if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) continue;
@@ -371,6 +381,7 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
       r.fail(at("mrope_section"), e.what());
     }
   }
+  if (in.engine == engine_reading::vllm) vllm_mrope(vin, c, log);
 }
 
 }  // namespace ropecheck::detail::json_read

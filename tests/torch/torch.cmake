@@ -123,3 +123,4 @@ unset(ROPECHECK_TORCH_CONFIG)
 include(${CMAKE_CURRENT_LIST_DIR}/capture.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/mrope.cmake)  # M-RoPE (tools/dump/torch_mrope_dump.py)
 include(${CMAKE_CURRENT_LIST_DIR}/families.cmake)  # 2025-26 families (tools/dump/torch_family_dump.py)
+include(${CMAKE_CURRENT_LIST_DIR}/vllm.cmake)  # vLLM's variants (tools/dump/torch_vllm_dump.py), --engine vllm

@@ -35,13 +35,18 @@ std::string band_str(int b) { return b >= 0 ? fmt("band %d", b) : std::string("a
 std::string describe(const rope_config& c) {
   std::string s = fmt("head_dim %d, rotary_dim %d, base %.10g, %s", c.head_dim, c.rotary_dim, c.base,
                       std::string(to_string(c.pair_layout)).c_str());
-  if (c.scaling != scaling_kind::none)
-    s += fmt(", %s scaling factor %g (max_position_embeddings %lld, original %lld)",
-             std::string(to_string(c.scaling)).c_str(), c.factor, static_cast<long long>(c.max_position_embeddings),
-             static_cast<long long>(c.original_max_position_embeddings));
+  if (c.scaling != scaling_kind::none) {
+    s += fmt(", %s scaling factor %g (max_position_embeddings %lld", std::string(to_string(c.scaling)).c_str(), c.factor,
+             static_cast<long long>(c.max_position_embeddings));
+    if (c.original_max_position_embeddings > 0) s += fmt(", original %lld", static_cast<long long>(c.original_max_position_embeddings));
+    s += ")";
+    if (c.scaling == scaling_kind::longrope && c.short_factor == c.long_factor) s += ", one factor list";
+    if (c.attention_factor) s += fmt(", attention factor %.10g", *c.attention_factor);
+  }
+  if (c.outputs != output_order::in_place) s += ", outputs " + std::string(to_string(c.outputs));
   if (c.direction != rotation_direction::forward) s += ", direction " + std::string(to_string(c.direction));
   if (c.frozen_bands != 0) s += fmt(", proportional: %d frozen bands", c.frozen_bands);
-  if (c.short_mscale) s += fmt(", short/long mscale %g/%g", *c.short_mscale, *c.long_mscale);
+  if (c.short_mscale) s += fmt(", short/long mscale %.10g/%.10g", *c.short_mscale, *c.long_mscale);
   return s;
 }
 
@@ -170,7 +175,12 @@ std::string to_json(const audit_report& r) {
                   {"factor", c.factor},
                   {"max_position_embeddings", c.max_position_embeddings},
                   {"original_max_position_embeddings", c.original_max_position_embeddings},
+                  {"outputs", std::string(to_string(c.outputs))},
+                  {"direction", std::string(to_string(c.direction))},
+                  {"frozen_bands", c.frozen_bands},
                   {"description", describe(c)}};
+  if (c.attention_factor) j["claimed"]["attention_factor"] = *c.attention_factor;
+  if (c.short_mscale && c.long_mscale) j["claimed"]["mscale"] = {{"short", *c.short_mscale}, {"long", *c.long_mscale}};
   if (c.mrope != mrope_kind::none)
     j["mrope"] = {{"kind", std::string(to_string(c.mrope))},
                   {"mrope_section", c.mrope_section},

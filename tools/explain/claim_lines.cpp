@@ -17,6 +17,11 @@ std::string convention_line(const rope_config& c) {
     char f[32];
     std::snprintf(f, sizeof f, "%.17g", c.factor);
     s += std::string(" x") + f;
+    if (c.scaling == scaling_kind::longrope && c.short_factor == c.long_factor) s += " (one factor list)";
+    if (c.attention_factor) {
+      std::snprintf(f, sizeof f, "%.10g", *c.attention_factor);
+      s += std::string(", attention factor ") + f;
+    }
   }
   if (c.frozen_bands > 0) s += ", proportional (" + std::to_string(c.frozen_bands) + " frozen bands)";
   if (c.mrope != mrope_kind::none) s += ", M-RoPE " + std::string(to_string(c.mrope));
@@ -81,6 +86,7 @@ nlohmann::json claim_json(const claim& c) {
   for (const fact& f : c.facts) j["facts"].push_back(fact_json(f));
   j["assumptions"] = c.assumptions;
   j["overrides"] = c.overrides;
+  j["engine"] = std::string(to_string(c.engine));
   return j;
 }
 

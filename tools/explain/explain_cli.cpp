@@ -1,6 +1,7 @@
 // tools/explain/explain_cli.cpp — see explain_cli.hpp.
 #include "explain_cli.hpp"
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include "claim_json.hpp"
 #include "claim_lines.hpp"
 #include "ropecheck/config_json.hpp"
+#include "ropecheck/engine_variants.hpp"
 
 namespace ropecheck::explain {
 namespace {
@@ -111,15 +113,39 @@ std::string families_markdown() {
   return s;
 }
 
+std::string variants_markdown() {
+  std::string s = "| engine | variant | selected by | ropecheck | how it is claimed, or why not | read at |\n|---|---|---|---|---|---|\n";
+  for (const auto& v : engine_variants)
+    s += "| " + cell(v.engine) + " | " + cell(v.name) + " | " + cell(v.selected_by) + " | " + cell(to_string(v.status)) + " | " +
+         cell(v.reading) + " | " + cell(v.file) + " |\n";
+  return s;
+}
+
 void explain_command::add_to(CLI::App& app) {
   app_ = app.add_subcommand("explain", "what ropecheck derives from a config.json, layer by layer, each fact with its source");
   conv_.add_to(app_);
   app_->add_option("--json", json_, "write the derivation as JSON to this file ('-' for standard output)");
   app_->add_flag("--families", families_, "list the families ropecheck has facts for");
-  app_->add_flag("--markdown", markdown_, "with --families: the README's table in Markdown");
+  app_->add_flag("--variants", variants_, "list the RoPE variants inference engines ship and what ropecheck does with each");
+  app_->add_flag("--markdown", markdown_, "with --families or --variants: the README's table in Markdown");
 }
 
 int explain_command::run() {
+  if (variants_) {
+    if (markdown_) {
+      std::fputs(variants_markdown().c_str(), stdout);
+      return 0;
+    }
+    std::array<int, 4> by{};
+    for (const auto& v : engine_variants) {
+      std::printf("%-5s %-36s %-28s %s\n", std::string(v.engine).c_str(), std::string(v.name).c_str(),
+                  std::string(to_string(v.status)).c_str(), std::string(v.reading).c_str());
+      ++by[static_cast<std::size_t>(v.status)];
+    }
+    std::printf("%zu variants: %d claimable, %d claimable with --engine vllm, %d refused, %d kernels\n", engine_variants.size(), by[0],
+                by[1], by[2], by[3]);
+    return 0;
+  }
   if (families_) {
     if (markdown_) {
       std::fputs(families_markdown().c_str(), stdout);
@@ -167,6 +193,7 @@ int explain_command::run() {
         j["indexer"] = ij;
       }
       j["assumptions"] = p.assumptions;
+      j["engine"] = std::string(to_string(conv_.declaration().engine));
       j["notes"] = p.notes;
       const std::string text = j.dump(2) + "\n";
       if (*json_ == "-") {

@@ -2,13 +2,15 @@
 //
 //   ropecheck explain --config config.json [--layer N] [--json FILE] [--layout L | --rotary-dim N | --assume-llama]
 //   ropecheck explain --families [--markdown]
+//   ropecheck explain --variants [--markdown]
 //
 // Prints the convention of every layer, grouped (the layers sharing one convention, and the layers
 // without RoPE with their kind and the rule that says so), each fact with its source: a key of the file,
 // the family's class default, or the family's code (file and function). Exit 0 when every layer's
 // convention was derived, 2 on what cannot be derived (a model type without facts and no declaration, a
 // field the family does not read, a contradiction): the message names the field and how to declare it.
-// --families lists the families ropecheck has facts for (--markdown: the README's table).
+// --families lists the families ropecheck has facts for (--markdown: the README's table); --variants the
+// RoPE variants engines ship (src/ropecheck/engine_variants.hpp) and what ropecheck does with each.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -30,10 +32,13 @@ class explain_command {
   CLI::App* app_ = nullptr;
   cli::convention_flags conv_;
   std::optional<std::string> json_;
-  bool families_ = false, markdown_ = false;
+  bool families_ = false, variants_ = false, markdown_ = false;
 };
 
 // The README's family table (explain --families --markdown), one row per family of the table.
 [[nodiscard]] std::string families_markdown();
+
+// The README's table of engines' RoPE variants (explain --variants --markdown), one row per variant.
+[[nodiscard]] std::string variants_markdown();
 
 }  // namespace ropecheck::explain
