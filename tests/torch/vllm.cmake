@@ -2,8 +2,9 @@
 # (tools/dump/torch_vllm_dump.py: DynamicNTKScalingRotaryEmbedding's static base, NTKScalingRotaryEmbedding
 # fixed and mixed, YaRNScalingRotaryEmbedding with attn_factor, DeepseekScalingRotaryEmbedding in place,
 # Phi3LongRoPEScaledRotaryEmbedding's once-per-engine factor choice, MRotaryEmbedding's YaRN range at 4x the
-# original length), audited end to end (label torch) with `--engine vllm` against the config.json the script
-# writes in the spelling vLLM's get_rope reads: correct kernels pass in fp32 and bf16, each injected bug fails,
+# original length, XDRotaryEmbedding's 4-row sections with the NTK-alpha base), audited end to end (label
+# torch) with `--engine vllm` against the config.json the script writes in the spelling vLLM's get_rope
+# reads: correct kernels pass in fp32 and bf16, each injected bug fails,
 # named by the first bug class ropecheck gives; where transformers reads the same file differently, the correct
 # vLLM dump is also audited without --engine vllm and what ropecheck says is pinned. Included from torch.cmake
 # (needs its checks, ROPECHECK_TORCH_PYTHON and _rc_torch_case).
@@ -141,4 +142,22 @@ foreach(dt float32 bfloat16)
 endforeach()
 set(ROPECHECK_TORCH_VLLM_TRANSFORMERS ON)
 ropecheck_torch_vllm_case(mrope_yarn_float32_transformers_reading 1 unexplained mrope_yarn --dtype float32)
+unset(ROPECHECK_TORCH_VLLM_TRANSFORMERS)
+
+# --- xdrope: XDRotaryEmbedding (DynamicNTKAlphaRotaryEmbedding with xdrope_section) on a llama config.json,
+# rope_scaling {"rope_type": "xdrope", "alpha": 1000, "xdrope_section": [16, 16, 16, 16]}: the NTK-alpha base
+# 10000 * 1000^(128/126) over a table of 32768 rows, the bands in 4 contiguous blocks of 16, block r turned by
+# position row r (P, W, H, T as HunYuan-VL's get_xdrope_input_positions lays them out: two images' grid tokens
+# differ, the text tokens have every row equal), half-split pairs. The plain base instead: scaling_wrong (on the
+# text tokens). Rows 1 and 2 (W, H) exchanged: mrope_rows_swapped. Sections [8, 24, 16, 16]:
+# mrope_section_wrong (the contiguous split is fitted band by band for any number of rows). transformers has no rope type xdrope: without --engine vllm
+# the file is refused (exit 2, "pass --engine vllm to claim vLLM's reading", no verdict).
+foreach(dt float32 bfloat16)
+  ropecheck_torch_vllm_case(xdrope_${dt} 0 - xdrope --dtype ${dt})
+  ropecheck_torch_vllm_case(xdrope_${dt}_alpha_ignored 1 scaling_wrong xdrope --dtype ${dt} --bug alpha_ignored)
+  ropecheck_torch_vllm_case(xdrope_${dt}_rows_swapped 1 mrope_rows_swapped xdrope --dtype ${dt} --bug rows_swapped)
+  ropecheck_torch_vllm_case(xdrope_${dt}_section_wrong 1 mrope_section_wrong xdrope --dtype ${dt} --bug section_wrong)
+endforeach()
+set(ROPECHECK_TORCH_VLLM_TRANSFORMERS ON)
+ropecheck_torch_vllm_case(xdrope_float32_transformers_reading 2 - xdrope --dtype float32)
 unset(ROPECHECK_TORCH_VLLM_TRANSFORMERS)

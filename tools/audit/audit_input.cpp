@@ -158,10 +158,12 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   // M-RoPE: positions [rows, tokens] or HF's [rows, 1, tokens] (position_ids[:, batch, :]); read from
   // here on as row 0 of shape [tokens], the rows kept for the judge.
   std::vector<std::int64_t> position_rows = take_position_rows(pos, x);
-  if (!position_rows.empty())
-    out.notes.push_back("positions are " + shape_str(pos.shape) + ": M-RoPE position rows (row 0 temporal, 1 height, "
-                        "2 width), " + std::to_string(position_rows.size() / static_cast<std::size_t>(pos.shape.back())) +
-                        " rows of " + std::to_string(pos.shape.back()) + " tokens");
+  if (!position_rows.empty()) {
+    const std::size_t nrows = position_rows.size() / static_cast<std::size_t>(pos.shape.back());
+    out.notes.push_back("positions are " + shape_str(pos.shape) + ": M-RoPE position rows" +
+                        (nrows == 3 ? std::string(" (row 0 temporal, 1 height, 2 width)") : std::string()) + ", " +
+                        std::to_string(nrows) + " rows of " + std::to_string(pos.shape.back()) + " tokens");
+  }
   if (!position_rows.empty()) {
     const auto T = pos.shape.back();
     // HF's Qwen2-VL hands apply_multimodal_rotary_pos_emb per-row tables [rows, batch, tokens, dim]: not

@@ -67,13 +67,31 @@ Styles:
         max_position_embeddings 131072. Positions [3, tokens] as torch_mrope_dump.py rope_index lays them out (text,
         a 1x8x8 image, a 2x4x4 video, text, far text), its far text merged with the text positions of --positions
         beyond the text after the video (default: the log spread to max_position_embeddings - 1). Bug correction_at_original: the correction range at 32768 (transformers' YaRN).
+  xdrope  xdrope.py XDRotaryEmbedding (a DynamicNTKAlphaRotaryEmbedding, dynamic_ntk_alpha_rope.py, with
+        xdrope_section), selected by __init__.py get_rope for rope type "xdrope" (it passes rope_theta, alpha as
+        scaling_alpha, xdrope_section, and max_position = the model's max_position_embeddings): the cache of
+        max_position_embeddings rows with the static NTK-alpha base base * alpha ** (r / (r - 2)) (Python floats,
+        r = rotary_dim), RotaryEmbeddingBase._compute_inv_freq of it (fp32), cast to the model dtype;
+        forward_native indexes the cache by the [4, tokens] positions, splits cos and sin contiguously by
+        xdrope_section and takes block r from position row r, then ApplyRotaryEmb (common.py) on
+        query[..., :rotary_dim] with is_neox_style True (half-split; models/hunyuan_v1.py HunYuanAttention,
+        HunYuan-VL's language model, calls get_rope(..., is_neox_style=True)). config.json: model_type "llama"
+        (ropecheck reads rope type xdrope under --engine vllm for any family), head_dim 128, rope_theta 10000,
+        max_position_embeddings 32768, rope_scaling {"rope_type": "xdrope", "alpha": 1000, "xdrope_section":
+        [16, 16, 16, 16]}. Positions [4, tokens] (rows P, W, H, T) as models/hunyuan_vision.py
+        HunYuanVLForConditionalGeneration.get_xdrope_input_positions lays them out: every row the token index,
+        except an image's grid tokens (from its start token + 2, llm grid h x (w + 1), a newline column per row):
+        W the column 0..w, H the row 0..h-1, T the image's index; here 64 text tokens, an 8 x 8 image, 8 text, a
+        4 x 6 image, 16 text, then the text positions of --positions beyond (default: the log spread to 32767).
+        Bugs: alpha_ignored (the plain base), rows_swapped (rows 1 and 2, W and H, exchanged), section_wrong (the
+        bands split by [8, 24, 16, 16]).
 
 --bug NAME injects one known bug; config.json always describes the CLAIMED (correct, vLLM's) convention.
 The dump (--out DIR): DIR/dump.safetensors (or DIR/dump/*.npy with --format npy) holding positions I64 [tokens]
-([3, tokens] for mrope_yarn), x and y [tokens, heads, head_dim] in --dtype (vLLM's query viewed [tokens, heads,
-head_size]), and (unless --no-cache) cos/sin, the cache rows vLLM reads ([tokens, rotary_dim/2] each, the two
-halves of the cos_sin_cache row, in the model dtype; mrope_yarn: the rows merged by section), and the fp32
-inv_freq used; __metadata__ generator, style, dtype, bug, torch_version, seed, command.
+([3, tokens] for mrope_yarn, [4, tokens] for xdrope), x and y [tokens, heads, head_dim] in --dtype (vLLM's query
+viewed [tokens, heads, head_size]), and (unless --no-cache) cos/sin, the cache rows vLLM reads ([tokens,
+rotary_dim/2] each, the two halves of the cos_sin_cache row, in the model dtype; mrope_yarn, xdrope: the rows
+merged by section), and the fp32 inv_freq used; __metadata__ generator, style, dtype, bug, torch_version, seed, command.
 Positions: `default` is 0..63 dense, 96 log-spaced to the style's length - 1 and the fp16/bf16 edges
 (torch_rope_dump.py default_positions), or a list (N | A..B | A..B/N); every position must lie inside vLLM's table.
 x ~ N(0, 1) from torch.Generator(seed), cast to --dtype. Run with /usr/bin/python3 (Debian's python3-torch);
@@ -98,7 +116,7 @@ from torch_rope_dump import (  # noqa: E402  (the writers and positions of the 1
 from torch_family_dump import phimoe_factors  # noqa: E402  (the generated LongRoPE factor lists)
 from torch_mrope_dump import rope_index  # noqa: E402  (get_rope_index's text / image / video layout)
 
-STYLES = ("dynamic", "ntk", "ntk_mixed", "yarn", "deepseek_yarn", "longrope", "mrope_yarn")
+STYLES = ("dynamic", "ntk", "ntk_mixed", "yarn", "deepseek_yarn", "longrope", "mrope_yarn", "xdrope")
 BUGS = {
     "dynamic": ("none", "hf_dynamic"),
     "ntk": ("none", "ropecheck_static_ntk"),
@@ -107,6 +125,7 @@ BUGS = {
     "deepseek_yarn": ("none", "outputs_half_split"),
     "longrope": ("none", "per_sequence_switch"),
     "mrope_yarn": ("none", "correction_at_original"),
+    "xdrope": ("none", "alpha_ignored", "rows_swapped", "section_wrong"),
 }
 ALL_BUGS = tuple(dict.fromkeys(b for bs in BUGS.values() for b in bs))
 # Per style: head_dim, rope_theta, max_position_embeddings.
@@ -118,6 +137,7 @@ DEFAULTS = {
     "deepseek_yarn": {"head_dim": 64, "base": 10000.0, "mpe": 163840},
     "longrope": {"head_dim": 128, "base": 10000.0, "mpe": 131072},
     "mrope_yarn": {"head_dim": 128, "base": 1000000.0, "mpe": 131072},
+    "xdrope": {"head_dim": 128, "base": 10000.0, "mpe": 32768},
 }
 SCALE = 4.0                      # dynamic, ntk, yarn, mrope_yarn: rope_scaling factor
 MIXED_B = 0.75                   # ntk_mixed
@@ -129,6 +149,11 @@ LONGROPE_ORIGINAL = 4096
 MROPE_ORIGINAL = 32768
 MROPE_SECTION = (16, 24, 24)
 BETA_FAST, BETA_SLOW = 32, 1     # YaRNScalingRotaryEmbedding / MRotaryEmbedding defaults
+XD_ALPHA = 1000.0                # xdrope: rope_scaling alpha
+XD_SECTION = (16, 16, 16, 16)    # xdrope: xdrope_section (sums to rotary_dim / 2)
+XD_WRONG_SECTION = (8, 24, 16, 16)  # xdrope, bug section_wrong
+XD_IMAGES = ((8, 8), (4, 6))     # xdrope: llm grids (h, w) of the two images (after the spatial merge)
+MULTI_ROW = ("mrope_yarn", "xdrope")  # styles whose positions are [rows, tokens]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,7 +248,7 @@ def forward_static(x, cos, sin, rd, is_neox_style):
 
 
 # ----------------------------------------------------------------------------------------------
-# The styles. x: [T, H, D] in the dump dtype; positions: int64 [T] ([3, T] for mrope_yarn).
+# The styles. x: [T, H, D] in the dump dtype; positions: int64 [T] ([3, T] for mrope_yarn, [4, T] for xdrope).
 # Each returns y [T, H, D] (x.dtype), cos, sin [T, rd/2] (as held) and inv_freq (fp32, as used).
 # ----------------------------------------------------------------------------------------------
 def run_dynamic(a, x, positions):
@@ -327,8 +352,28 @@ def run_mrope_yarn(a, x, positions):
     return forward_static(x, cos, sin, rd, True), cos.contiguous(), sin.contiguous(), inv_freq
 
 
+def xd_sections(a):
+    """The sections the kernel splits by (the claimed xdrope_section unless --bug section_wrong)."""
+    return list(XD_WRONG_SECTION) if a.bug == "section_wrong" else list(a.xdrope_section)
+
+
+def run_xdrope(a, x, positions):
+    rd = a.head_dim
+    # DynamicNTKAlphaRotaryEmbedding._compute_cos_sin_cache: base * alpha ** (r / (r - 2)) in Python floats
+    base = a.base if a.bug == "alpha_ignored" else a.base * XD_ALPHA ** (rd / (rd - 2))
+    inv_freq = base_inv_freq(base, rd)
+    used = positions[[0, 2, 1, 3]] if a.bug == "rows_swapped" else positions
+    cos4, sin4 = cache_rows(inv_freq, used, x.dtype)  # cos_sin_cache[positions].chunk(2): [4, T, rd/2] each
+    sec = xd_sections(a)
+    cos = torch.cat([m[r] for r, m in enumerate(cos4.split(sec, dim=-1))], dim=-1)
+    sin = torch.cat([m[r] for r, m in enumerate(sin4.split(sec, dim=-1))], dim=-1)
+    # forward_native: self.apply_rotary_emb.forward_native (ApplyRotaryEmb, is_neox_style True) on query_rot
+    return forward_static(x, cos, sin, rd, True), cos.contiguous(), sin.contiguous(), inv_freq
+
+
 RUN = {"dynamic": run_dynamic, "ntk": run_ntk, "ntk_mixed": run_ntk, "yarn": run_yarn,
-       "deepseek_yarn": run_deepseek_yarn, "longrope": run_longrope, "mrope_yarn": run_mrope_yarn}
+       "deepseek_yarn": run_deepseek_yarn, "longrope": run_longrope, "mrope_yarn": run_mrope_yarn,
+       "xdrope": run_xdrope}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -368,6 +413,9 @@ def exact_convention(a):
     if st == "mrope_yarn":
         rows = [next(r for r in range(3) if b < sum(a.mrope_section[:r + 1])) for b in range(D // 2)]
         return "half_split", yarn_theta64(a.base, D, s, 4 * MROPE_ORIGINAL), get_mscale(s), rows
+    if st == "xdrope":
+        rows = [next(r for r in range(4) if b < sum(a.xdrope_section[:r + 1])) for b in range(D // 2)]
+        return "half_split", (a.base * XD_ALPHA ** (D / (D - 2))) ** (-e), 1.0, rows
     raise AssertionError(st)
 
 
@@ -376,7 +424,7 @@ def exact_rotation(a, x, positions):
     if rows is None:
         ang = positions.to(torch.float64)[:, None] * th[None, :]
     else:
-        p = positions.to(torch.float64)  # [3, T]
+        p = positions.to(torch.float64)  # [rows, T]
         ang = torch.stack([p[rows[b]] * th[b] for b in range(th.shape[0])], dim=-1)
     c = (torch.cos(ang) * af)[:, None, :]
     sn = (torch.sin(ang) * af)[:, None, :]
@@ -439,6 +487,9 @@ def claimed_config(a):
                                  "original_max_position_embeddings": MROPE_ORIGINAL},
                 "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28,
                 "vision_config": {"depth": 32, "embed_dim": 1280, "num_heads": 16, "spatial_merge_size": 2}}
+    if st == "xdrope":
+        return {**llama, "rope_scaling": {"rope_type": "xdrope", "alpha": XD_ALPHA,
+                                          "xdrope_section": list(a.xdrope_section)}}
     raise AssertionError(st)
 
 
@@ -461,8 +512,8 @@ def build_parser():
     p = argparse.ArgumentParser(
         prog="torch_vllm_dump.py",
         description="Dump vLLM's RoPE variants (dynamic NTK, NTK fixed/mixed, YaRN, DeepSeek YaRN, Phi-3 LongRoPE, "
-                    "M-RoPE with YaRN), run with torch as vLLM's rotary classes compute them, in ropecheck audit's "
-                    "format; audit them with --engine vllm.")
+                    "M-RoPE with YaRN, XD-RoPE), run with torch as vLLM's rotary classes compute them, in ropecheck "
+                    "audit's format; audit them with --engine vllm.")
     p.add_argument("--style", choices=STYLES, required=True)
     p.add_argument("--dtype", choices=tuple(DTYPES), default="float32", help="the model dtype (q and the cos/sin cache)")
     p.add_argument("--bug", choices=ALL_BUGS, default="none",
@@ -478,8 +529,8 @@ def build_parser():
                    help="longrope: vLLM's engine-wide max_model_len (default 131072: the long factors)")
     p.add_argument("--positions", default="default",
                    help="'default' (0..63, 96 log-spaced to the style's length - 1, the fp16/bf16 edges) or "
-                        "comma-separated N | A..B | A..B/N (N log-spaced); mrope_yarn: the text positions appended "
-                        "after the image/video layout")
+                        "comma-separated N | A..B | A..B/N (N log-spaced); mrope_yarn, xdrope: the text positions "
+                        "appended after the image/video layout")
     p.add_argument("--seed", type=int, default=0, help="x ~ N(0,1) from torch.Generator(seed), cast to --dtype")
     p.add_argument("--format", choices=("safetensors", "npy"), default="safetensors")
     p.add_argument("--no-cache", action="store_true", help="leave cos, sin and inv_freq out of the dump")
@@ -508,6 +559,8 @@ def table_length(a):
         return n, n
     if st == "mrope_yarn":
         return int(4 * MROPE_ORIGINAL * SCALE), a.max_position_embeddings
+    if st == "xdrope":
+        return a.max_position_embeddings, a.max_position_embeddings  # max_len = max_position_embeddings
     raise AssertionError(st)
 
 
@@ -526,6 +579,36 @@ def mrope_positions(a, text):
     if tail:
         head = torch.cat((head, torch.tensor([tail] * 3, dtype=torch.int64)), dim=1)
     return head
+
+
+def xdrope_positions(a, text):
+    """[4, T] (rows P, W, H, T) as HunYuanVLForConditionalGeneration.get_xdrope_input_positions lays them out:
+    every row the token index, except each image's grid tokens, which start 2 after its start token (start token,
+    begin embedding, h x (w + 1) grid tokens row by row with a newline column, end embedding, end token): row W
+    the column 0..w, row H the grid row 0..h-1, row T the image's index. 64 text tokens, the 8 x 8 image, 8 text,
+    the 4 x 6 image, 16 text, then the text positions `text` beyond the last token (sorted)."""
+    rows = [[], [], [], []]
+    idx = 0
+
+    def text_tokens(n):
+        nonlocal idx
+        for _ in range(n):
+            for r in rows:
+                r.append(idx)
+            idx += 1
+    text_tokens(64)
+    for k, (h, w) in enumerate(XD_IMAGES):
+        text_tokens(2)  # the image start token and the begin embedding (token index in every row)
+        for hi in range(h):
+            for wi in range(w + 1):
+                rows[0].append(idx), rows[1].append(wi), rows[2].append(hi), rows[3].append(k)
+                idx += 1
+        text_tokens(2)  # the end embedding and the end token
+        text_tokens(8 if k + 1 < len(XD_IMAGES) else 16)
+    tail = sorted(p for p in set(text) if p >= idx)
+    for r in rows:
+        r.extend(tail)
+    return torch.tensor(rows, dtype=torch.int64)
 
 
 def validate(p, a):
@@ -559,13 +642,16 @@ def validate(p, a):
     a.mrope_section = list(MROPE_SECTION)
     if a.style == "mrope_yarn" and sum(a.mrope_section) != a.head_dim // 2:
         err(f"--style mrope_yarn: mrope_section {a.mrope_section} must sum to head_dim / 2 (use --head-dim 128)")
+    a.xdrope_section = list(XD_SECTION)
+    if a.style == "xdrope" and sum(a.xdrope_section) != a.head_dim // 2:
+        err(f"--style xdrope: xdrope_section {a.xdrope_section} must sum to head_dim / 2 (use --head-dim 128)")
     rows, default_len = table_length(a)
     try:
         plist = parse_positions(a.positions, default_len)
     except argparse.ArgumentTypeError as e:
         err(str(e))
-    if a.style == "mrope_yarn":
-        a.position_rows = mrope_positions(a, plist)
+    if a.style in MULTI_ROW:
+        a.position_rows = (mrope_positions if a.style == "mrope_yarn" else xdrope_positions)(a, plist)
         top = int(a.position_rows.max())
     else:
         a.position_list = plist
@@ -587,7 +673,7 @@ def main(argv=None):
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     dtype = DTYPES[a.dtype]
-    if a.style == "mrope_yarn":
+    if a.style in MULTI_ROW:
         positions = a.position_rows
         T = positions.shape[-1]
     else:

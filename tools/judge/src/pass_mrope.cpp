@@ -73,9 +73,8 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
     for (std::size_t k = 0; k < rows; ++k)
       h.rows.insert(h.rows.end(), d.position_rows.begin() + static_cast<std::ptrdiff_t>(r * tokens),
                     d.position_rows.begin() + static_cast<std::ptrdiff_t>((r + 1) * tokens));
-    h.what = fmt("the %zu multimodal tokens (rows differ) were rotated with the %s row (row %zu) in every band, as "
-                 "text tokens are",
-                 mm.size(), row_name(static_cast<int>(rows), static_cast<int>(r)).c_str(), r);
+    h.what = fmt("the %zu multimodal tokens (rows differ) were rotated with %s in every band, as text tokens are", mm.size(),
+                 row_name(static_cast<int>(rows), static_cast<int>(r)).c_str());
     out.push_back(std::move(h));
   }
   // Every other permutation of the rows.
@@ -88,7 +87,7 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
       h.rows.insert(h.rows.end(), d.position_rows.begin() + static_cast<std::ptrdiff_t>(perm[r] * tokens),
                     d.position_rows.begin() + static_cast<std::ptrdiff_t>((perm[r] + 1) * tokens));
       if (perm[r] != r)
-        fed += fmt("%s%s positions where the %s row belongs", fed.empty() ? "" : ", ",
+        fed += fmt("%spositions of %s where %s belongs", fed.empty() ? "" : ", ",
                    row_name(static_cast<int>(rows), static_cast<int>(perm[r])).c_str(),
                    row_name(static_cast<int>(rows), static_cast<int>(r)).c_str());
     }
@@ -115,7 +114,7 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
     if (moved == 0) continue;
     hypothesis h{"mrope_section_wrong", "", d.position_rows, c};
     h.what = fmt("the bands take their rows as %s M-RoPE, not the claimed %s: %d of %d bands take another row (first "
-                 "band %d: the %s row, claimed the %s row)",
+                 "band %d: %s, claimed %s)",
                  sections_text(c).c_str(), sections_text(claim).c_str(), moved, c.bands(), first,
                  row_name(static_cast<int>(rows), c.position_row(first)).c_str(),
                  row_name(static_cast<int>(rows), claim.position_row(first)).c_str());
@@ -182,7 +181,7 @@ bool text_findings(const mrope_frame& f, const std::vector<int>& text, verdict& 
 
 std::string row_name(int rows, int r) {
   static const char* const names[] = {"temporal", "height", "width"};
-  return rows == 3 && r >= 0 && r < 3 ? names[r] : fmt("row %d", r);
+  return rows == 3 && r >= 0 && r < 3 ? fmt("the %s row (row %d)", names[r], r) : fmt("row %d", r);
 }
 
 void check_position_rows(const dump& d, const rope_config& claimed) {

@@ -46,7 +46,7 @@ void diagnose_mrope(const mrope_frame& f, verdict& v);
 // giving every band to one row are left out (that is mrope_text_positions). At most one of each kind.
 [[nodiscard]] std::vector<rope_config> fitted_splits(const mrope_frame& f, const std::vector<int>& mm);
 
-// Names of the rows for sentences: temporal, height, width for 3 rows, else "row r".
+// A row for sentences: "the temporal row (row 0)", height, width for 3 rows (Qwen2-VL), else "row r".
 [[nodiscard]] std::string row_name(int rows, int r);
 
 }  // namespace ropecheck::audit::detail
