@@ -3,8 +3,8 @@
 // under --engine), or refuses it by name with a sentence saying what it is.
 //
 // Read from vLLM's vllm/model_executor/layers/rotary_embedding/ (31 files; the commit each row was
-// read at is in `file`): 23 conventions (M-RoPE's contiguous and interleaved sections counted apart,
-// ROCm's aiter classes included) and 4 kernels that take their frequencies from the caller. The config
+// read at is in `file`): 24 conventions (M-RoPE's contiguous and interleaved sections counted apart,
+// ROCm's aiter classes and Llama 4's vision RoPE included) and 3 kernels that take their frequencies from the caller. The config
 // reader (config_json_scaling.hpp, config_json_vllm.hpp) looks rope types and keys up here, so a refusal
 // quotes its row; `ropecheck explain --variants` prints the table and README.md carries it.
 //

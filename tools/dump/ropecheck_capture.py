@@ -47,9 +47,9 @@ import torch
 
 
 def _load_writer():
-    # The safetensors writer of the dump tool beside this file (one writer for the whole project).
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_rope_dump.py")
-    spec = importlib.util.spec_from_file_location("_ropecheck_torch_rope_dump", path)
+    # The safetensors writer of the dump scripts beside this file (one writer for the whole project).
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dump_common.py")
+    spec = importlib.util.spec_from_file_location("_ropecheck_dump_common", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.write_safetensors

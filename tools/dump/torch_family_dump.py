@@ -70,7 +70,6 @@ command gives byte-identical files.
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -78,13 +77,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rope_dump import (  # noqa: E402  (the writers and positions of the 1-D script)
-    DTYPES,
-    parse_positions,
-    write_npy_dir,
-    write_safetensors,
-    yarn_correction_range,
-)
+from dump_common import (  # noqa: E402  (what every dump script shares)
+    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, take_defaults, write_dump)
+from torch_rope_dump import parse_positions, yarn_correction_range  # noqa: E402  (the 1-D script's)
 
 FAMILIES = ("nanochat", "gemma4", "hunyuan", "phimoe", "deepseek_v32")
 BUGS = {
@@ -334,14 +329,7 @@ def exact_rotation(a, x, positions):
     ang = positions.to(torch.float64)[:, None] * th[None, :]
     c = (torch.cos(ang) * scale)[:, None, :]
     s = (torch.sin(ang) * scale * sign)[:, None, :]
-    x64 = x.to(torch.float64)
-    y = x64.clone()
-    h = rd // 2
-    ia, ib = (slice(0, rd, 2), slice(1, rd, 2)) if layout == "interleaved" else (slice(0, h), slice(h, rd))
-    xa, xb = x64[..., ia], x64[..., ib]
-    y[..., ia] = xa * c - xb * s
-    y[..., ib] = xa * s + xb * c
-    return y
+    return rotate_pairs64(x, c, s, layout)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -442,34 +430,16 @@ def build_parser():
     p.add_argument("--sliding-head-dim", type=int, default=256, help="gemma4: text_config.head_dim (sliding layers)")
     p.add_argument("--scaling", choices=("default", "yarn"), default="default",
                    help="deepseek_v32: the model's rope_scaling (yarn: factor 40 over 4096, DeepSeek-V3.2's)")
-    p.add_argument("--seed", type=int, default=0, help="x ~ N(0,1) from torch.Generator(seed), cast to --dtype")
-    p.add_argument("--format", choices=("safetensors", "npy"), default="safetensors")
-    p.add_argument("--no-cache", action="store_true", help="leave cos, sin and inv_freq out of the dump")
-    p.add_argument("--out", required=True, help="output folder: dump.safetensors or dump/ (npy), and config.json")
-    p.add_argument("--self-check", action="store_true",
-                   help="print the max |y - y_exact| against the claimed convention in float64")
+    add_output_options(p)
     return p
 
 
 def validate(p, a):
     err = p.error
-    d = DEFAULTS[a.family]
-    if a.bug not in BUGS[a.family]:
-        err(f"--bug {a.bug} is not a bug of --family {a.family} (its bugs: {', '.join(BUGS[a.family][1:])})")
-    if a.base is None:
-        a.base = d["base"]
-    if a.head_dim is None:
-        a.head_dim = d["head_dim"]
-    if a.max_position_embeddings is None:
-        a.max_position_embeddings = d["mpe"]
+    take_defaults(err, a, "family", BUGS, DEFAULTS)
     if a.head_dim < 4 or a.head_dim % 2:
         err("--head-dim must be even and >= 4")
-    if a.heads < 1:
-        err("--heads must be >= 1")
-    if not (a.base > 1 and math.isfinite(a.base)):
-        err("--base must be a finite number > 1")
-    if a.max_position_embeddings < 2:
-        err("--max-position-embeddings must be >= 2")
+    check_sizes(err, a)
     if a.family != "gemma4" and (a.layer != 5 or a.num_hidden_layers != 12 or a.sliding_head_dim != 256):
         err("--layer, --num-hidden-layers, --sliding-head-dim are gemma4's")
     if a.family != "deepseek_v32" and a.scaling != "default":
@@ -506,20 +476,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     validate(p, a)
 
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    dtype = DTYPES[a.dtype]
     positions = torch.tensor(a.position_list, dtype=torch.int64)
-    T, H, D = len(a.position_list), a.heads, a.head_dim
-    g = torch.Generator().manual_seed(a.seed)
-    x = torch.randn((T, H, D), generator=g, dtype=torch.float32).to(dtype)
+    x, (y, cos, sin, inv_freq) = run_kernel(a, RUN[a.family], positions)
 
-    with torch.no_grad():
-        y, cos, sin, inv_freq = RUN[a.family](a, x, positions)
-    assert y.dtype == dtype and y.shape == x.shape
-
-    metadata = {"generator": "tools/dump/torch_family_dump.py", "family": a.family, "dtype": a.dtype, "bug": a.bug,
-                "torch_version": torch.__version__, "seed": str(a.seed), "command": canonical_command(a)}
+    metadata = {}
     if a.family == "gemma4":
         metadata["layer"] = str(a.layer)
     if a.family == "deepseek_v32":
@@ -527,31 +487,11 @@ def main(argv=None):
     tensors = [("positions", positions), ("x", x), ("y", y)]
     if not a.no_cache:
         tensors += [("cos", cos), ("sin", sin), ("inv_freq", inv_freq.float().contiguous())]
-    os.makedirs(a.out, exist_ok=True)
-    if a.format == "safetensors":
-        dump_path = os.path.join(a.out, "dump.safetensors")
-        write_safetensors(dump_path, tensors, metadata)
-    else:
-        dump_path = os.path.join(a.out, "dump")
-        write_npy_dir(dump_path, tensors, metadata)
-    cfg_path = os.path.join(a.out, "config.json")
-    with open(cfg_path, "w") as f:
-        json.dump(claimed_config(a), f, indent=2)
-        f.write("\n")
-    print(f"wrote {dump_path} ({T} tokens x {H} heads x {D} dims, {a.dtype}, family {a.family}, bug {a.bug}, "
-          f"positions {a.position_list[0]}..{a.position_list[-1]}) and {cfg_path}")
-
+    write_dump(a, "family", tensors, claimed_config(a), canonical_command(a),
+               generator="tools/dump/torch_family_dump.py", metadata=metadata, show_positions=True)
 
     if a.self_check:
-        y_exact = exact_rotation(a, x, positions)
-        diff = (y.to(torch.float64) - y_exact).abs()
-        t_idx = int(diff.amax(dim=(1, 2)).argmax())
-        small = positions < 64
-        small_max = float(diff[small].max()) if bool(small.any()) else 0.0
-        print(f"self-check: max |y - y_exact| = {float(diff.max()):.3e} at position {a.position_list[t_idx]} "
-              f"(max |x| = {float(x.abs().max()):.3g}); at positions < 64: {small_max:.3e}; "
-              f"eps({a.dtype}) = {torch.finfo(dtype).eps:.3g}"
-              + ("" if a.bug == "none" else f"  [bug {a.bug}: a large difference is expected]"))
+        print_self_check(y, exact_rotation(a, x, positions), x, positions, a.dtype, a.bug)
     return 0
 
 

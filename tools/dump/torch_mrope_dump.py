@@ -62,19 +62,16 @@ Run with /usr/bin/python3 (Debian's python3-torch); stdlib, torch and numpy only
 """
 
 import argparse
-import json
-import math
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rope_dump import write_safetensors  # noqa: E402  (the dump writer of the 1-D script)
+from dump_common import DTYPES, random_input, rotate_pairs64, write_files  # noqa: E402  (what every dump script shares)
 
 BUGS = ("none", "rows_swapped", "section_wrong", "text_positions", "cos_sin_downcast", "freqs_over_head_dim",
         "layout_swapped")
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # kind: how the bands take their position row; layout: the pairs inside the rotary part
 # (half_split (j, j + r/2): rotate_half; interleaved (2j, 2j+1): repeat_interleave + rotate_half_llm).
 STYLE = {"qwen2vl": {"section": [16, 24, 24], "base": 1000000.0, "head_dim": 128, "partial": 1.0,
@@ -219,17 +216,13 @@ def exact(a, q, position_ids):
     th = torch.tensor([a.base ** (-2.0 * b / rd) for b in range(nb)], dtype=torch.float64)
     pos = position_ids[:, 0, :].to(torch.float64)  # [3, T]
     ang = torch.stack([pos[row[b]] * th[b] for b in range(nb)], dim=-1)[None, None]  # [1, 1, T, nb]
-    c, s = ang.cos(), ang.sin()
-    x = q.to(torch.float64)
-    y = x.clone()
-    if style["layout"] == "interleaved":
-        ia, ib = torch.arange(0, rd, 2), torch.arange(1, rd, 2)
-    else:
-        ia, ib = torch.arange(0, nb), torch.arange(nb, rd)
-    xa, xb = x[..., ia], x[..., ib]
-    y[..., ia] = xa * c - xb * s
-    y[..., ib] = xb * c + xa * s
-    return y
+    return rotate_pairs64(q, ang.cos(), ang.sin(), style["layout"])
+
+
+def text_config(a, model_type, **rest):
+    """A multimodal config's text_config: model_type, the attention's sizes (q heads = kv heads), then rest."""
+    return {"model_type": model_type, "hidden_size": a.heads * a.head_dim, "head_dim": a.head_dim,
+            "num_attention_heads": a.heads, "num_key_value_heads": a.heads, **rest}
 
 
 def config_json(a):
@@ -242,39 +235,28 @@ def config_json(a):
                 "rope_scaling": {"type": "mrope", "mrope_section": section}}
     if a.style == "qwen3vl":
         return {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
-                "text_config": {"model_type": "qwen3_vl_text", "hidden_size": a.heads * a.head_dim,
-                                "head_dim": a.head_dim, "num_attention_heads": a.heads,
-                                "num_key_value_heads": a.heads, "rope_theta": a.base,
-                                "max_position_embeddings": 262144,
-                                "rope_scaling": {"rope_type": "default", "mrope_section": section,
-                                                 "mrope_interleaved": True}}}
+                "text_config": text_config(a, "qwen3_vl_text", rope_theta=a.base, max_position_embeddings=262144,
+                                           rope_scaling={"rope_type": "default", "mrope_section": section,
+                                                         "mrope_interleaved": True})}
     if a.style == "qwen3_5":
         n, k = style["layers"], style["interval"]
         layer_types = ["full_attention" if (i + 1) % k == 0 else "linear_attention" for i in range(n)]
         return {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
-                "text_config": {"model_type": "qwen3_5_text", "hidden_size": a.heads * a.head_dim,
-                                "head_dim": a.head_dim, "num_attention_heads": a.heads,
-                                "num_key_value_heads": a.heads, "num_hidden_layers": n,
-                                "full_attention_interval": k, "layer_types": layer_types,
-                                "max_position_embeddings": 262144, "partial_rotary_factor": style["partial"],
-                                "rope_parameters": {"rope_type": "default", "rope_theta": a.base,
-                                                    "mrope_section": section, "mrope_interleaved": True,
-                                                    "partial_rotary_factor": style["partial"]}}}
-    if a.style == "glm4v":
-        return {"architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v",
-                "text_config": {"model_type": "glm4v_text", "hidden_size": a.heads * a.head_dim,
-                                "head_dim": a.head_dim, "num_attention_heads": a.heads,
-                                "num_key_value_heads": a.heads, "num_hidden_layers": 4,
-                                "max_position_embeddings": 32768, "partial_rotary_factor": style["partial"],
-                                "rope_theta": a.base,
-                                "rope_scaling": {"type": "default", "mrope_section": section}}}
-    return {"architectures": ["Glm4vMoeForConditionalGeneration"], "model_type": "glm4v_moe",
-            "text_config": {"model_type": "glm4v_moe_text", "hidden_size": a.heads * a.head_dim,
-                            "head_dim": a.head_dim, "num_attention_heads": a.heads,
-                            "num_key_value_heads": a.heads, "num_hidden_layers": 4,
-                            "max_position_embeddings": 65536, "partial_rotary_factor": style["partial"],
-                            "rope_theta": a.base,
-                            "rope_scaling": {"rope_type": "default", "mrope_section": section}}}
+                "text_config": text_config(a, "qwen3_5_text", num_hidden_layers=n, full_attention_interval=k,
+                                           layer_types=layer_types, max_position_embeddings=262144,
+                                           partial_rotary_factor=style["partial"],
+                                           rope_parameters={"rope_type": "default", "rope_theta": a.base,
+                                                            "mrope_section": section, "mrope_interleaved": True,
+                                                            "partial_rotary_factor": style["partial"]})}
+    # GLM-4.1V (glm4v) and GLM-4.5V (glm4v_moe): their rope_scaling spells the rule "type" / "rope_type"
+    moe = a.style == "glm4v_moe"
+    return {"architectures": ["Glm4vMoeForConditionalGeneration" if moe else "Glm4vForConditionalGeneration"],
+            "model_type": a.style,
+            "text_config": text_config(a, a.style + "_text", num_hidden_layers=4,
+                                       max_position_embeddings=65536 if moe else 32768,
+                                       partial_rotary_factor=style["partial"], rope_theta=a.base,
+                                       rope_scaling={"rope_type" if moe else "type": "default",
+                                                     "mrope_section": section})}
 
 
 def main():
@@ -316,18 +298,13 @@ def main():
         p.error("--bug layout_swapped is for " + ", ".join(LAYOUT_BUG_STYLES))
     position_ids = rope_index(a)[:, None, :]  # [3, 1, T]
     T = position_ids.shape[-1]
-    g = torch.Generator().manual_seed(a.seed)
-    q = torch.randn((1, a.heads, T, a.head_dim), generator=g, dtype=torch.float32).to(DTYPES[a.dtype])
+    q = random_input((1, a.heads, T, a.head_dim), a.seed, DTYPES[a.dtype])
     y = run(a, q, position_ids)
-    os.makedirs(a.out, exist_ok=True)
     meta = {"generator": "tools/dump/torch_mrope_dump.py", "style": a.style, "bug": a.bug, "torch": torch.__version__}
     if "layer" in style:  # a hybrid: the decoder layer the dump stands for (a full-attention one)
         meta["layer"] = str(style["layer"])
-    write_safetensors(os.path.join(a.out, "dump.safetensors"),
-                      [("positions", position_ids), ("x", q), ("y", y.to(DTYPES[a.dtype]))], meta)
-    with open(os.path.join(a.out, a.config_file), "w") as f:
-        json.dump(config_json(a), f, indent=2)
-        f.write("\n")
+    write_files(a.out, [("positions", position_ids), ("x", q), ("y", y.to(DTYPES[a.dtype]))], meta, config_json(a),
+                config_name=a.config_file)
     if a.self_check:
         d = (y.to(torch.float64) - exact(a, q, position_ids)).abs().max().item()
         print(f"self-check: max |y - float64 rotation of the claim| = {d:.3g} over {T} tokens ({a.bug})")

@@ -25,14 +25,16 @@ torch and numpy only. Output is deterministic: the same command gives byte-ident
 """
 
 import argparse
-import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dump_common import (  # noqa: E402  (what every dump script shares)
+    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, write_dump)
 
 BUGS = (
     "none",
@@ -53,9 +55,6 @@ BUGS = (
     "outputs_in_place",
 )
 WRONG_BASE = 10000.0  # the base the `wrong_base` implementation uses
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-ST_DTYPE = {torch.float32: "F32", torch.float64: "F64", torch.bfloat16: "BF16", torch.float16: "F16",
-            torch.int64: "I64", torch.int32: "I32"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -445,72 +444,7 @@ def exact_rotation(a, x, positions):
     inv, af = exact_inv_freq(a, positions)
     ang = positions.to(torch.float64)[:, None] * inv[None, :]  # [T, rd/2]
     c, s = (torch.cos(ang) * af)[:, None, :], (torch.sin(ang) * af)[:, None, :]
-    x64 = x.to(torch.float64)
-    rd = a.rotary_dim
-    y = x64.clone()
-    if a.layout == "interleaved":
-        xa, xb = x64[..., 0:rd:2], x64[..., 1:rd:2]
-        y[..., 0:rd:2] = xa * c - xb * s
-        y[..., 1:rd:2] = xa * s + xb * c
-    else:
-        h = rd // 2
-        xa, xb = x64[..., :h], x64[..., h:rd]
-        y[..., :h] = xa * c - xb * s
-        y[..., h:rd] = xa * s + xb * c
-    return y
-
-
-# ----------------------------------------------------------------------------------------------
-# Writers
-# ----------------------------------------------------------------------------------------------
-def to_numpy_le(t):
-    """(numpy array in little-endian file layout, safetensors dtype, npy-storable array)."""
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:
-        arr = t.view(torch.int16).numpy().view(np.uint16).astype("<u2")
-    else:
-        arr = t.numpy()
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return arr, ST_DTYPE[t.dtype]
-
-
-def write_safetensors(path, tensors, metadata):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors:
-        arr, dt = to_numpy_le(t)
-        data = arr.tobytes(order="C")
-        header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = metadata
-    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    h += b" " * ((-len(h)) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for b in blobs:
-            f.write(b)
-
-
-def write_npy_dir(path, tensors, metadata):
-    os.makedirs(path, exist_ok=True)
-    any_bf16 = False
-    for name, t in tensors:
-        arr, dt = to_numpy_le(t)
-        any_bf16 |= dt == "BF16"
-        with open(os.path.join(path, name + ".npy"), "wb") as f:
-            np.save(f, arr, allow_pickle=False)
-    # The sidecar: bf16 declared, and what safetensors' __metadata__ would say that the audit reads.
-    side = {"bfloat16": any_bf16}
-    read = {k: v for k, v in metadata.items() if k in ("layer", "part")}
-    if read:
-        side["metadata"] = read
-    with open(os.path.join(path, "ropecheck.json"), "w") as f:
-        json.dump(side, f)
-        f.write("\n")
-    with open(os.path.join(path, "metadata.json"), "w") as f:
-        json.dump(metadata, f, indent=2)
-        f.write("\n")
+    return rotate_pairs64(x, c, s, a.layout)
 
 
 def claimed_config(a):
@@ -602,14 +536,10 @@ def build_parser():
     p.add_argument("--positions", default="default",
                    help="'default' (0..63, 96 log-spaced to max_position_embeddings-1, 255..258, 2047..2049, "
                         "65504, 65505) or comma-separated N | A..B | A..B/N (N log-spaced)")
-    p.add_argument("--seed", type=int, default=0, help="x ~ N(0,1) from torch.Generator(seed), cast to --dtype")
-    p.add_argument("--format", choices=("safetensors", "npy"), default="safetensors")
-    p.add_argument("--layer", type=int, default=None,
-                   help="record __metadata__ \"layer\" (the decoder layer the dump stands for; the audit reads "
-                        "that layer's convention from a per-layer config.json)")
-    p.add_argument("--out", required=True, help="output folder: dump.safetensors or dump/ (npy), and config.json")
-    p.add_argument("--self-check", action="store_true",
-                   help="print the max |y - y_exact| against the claimed convention in float64")
+    add_output_options(p, no_cache=False, before_out=lambda p: p.add_argument(
+        "--layer", type=int, default=None,
+        help="record __metadata__ \"layer\" (the decoder layer the dump stands for; the audit reads "
+             "that layer's convention from a per-layer config.json)"))
     return p
 
 
@@ -617,12 +547,7 @@ def validate(p, a):
     err = p.error
     if a.head_dim < 2 or a.head_dim % 2:
         err("--head-dim must be even and >= 2")
-    if a.heads < 1:
-        err("--heads must be >= 1")
-    if not (a.base > 1 and math.isfinite(a.base)):
-        err("--base must be a finite number > 1")
-    if a.max_position_embeddings < 2:
-        err("--max-position-embeddings must be >= 2")
+    check_sizes(err, a)
     if not (0 < a.rotary_fraction <= 1):
         err("--rotary-fraction must be in (0, 1]")
     a.rotary_dim = int(a.head_dim * a.rotary_fraction)  # HF's truncation
@@ -719,59 +644,23 @@ def main(argv=None):
     a = p.parse_args(argv)
     validate(p, a)
 
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    dtype = DTYPES[a.dtype]
     positions = torch.tensor(a.position_list, dtype=torch.int64)
-    T, H, D = len(a.position_list), a.heads, a.head_dim
-    g = torch.Generator().manual_seed(a.seed)
-    x = torch.randn((T, H, D), generator=g, dtype=torch.float32).to(dtype)
+    run = {"hf": run_hf, "meta": run_meta, "glm": run_glm, "deepseek": run_deepseek}[a.impl]
+    x, (y, cos, sin, inv_freq) = run_kernel(a, run, positions)
 
-    with torch.no_grad():
-        run = {"hf": run_hf, "meta": run_meta, "glm": run_glm, "deepseek": run_deepseek}[a.impl]
-        y, cos, sin, inv_freq = run(a, x, positions)
-    assert y.dtype == dtype and y.shape == x.shape
-
-    metadata = {
-        "impl": a.impl,
-        "dtype": a.dtype,
-        "bug": a.bug,
-        "torch_version": torch.__version__,
-        "seed": str(a.seed),
-        "command": canonical_command(a),
-    }
-    if a.layer is not None:
-        metadata["layer"] = str(a.layer)
     tensors = [("positions", positions), ("inv_freq", inv_freq), ("x", x), ("y", y), ("cos", cos), ("sin", sin)]
-    os.makedirs(a.out, exist_ok=True)
-    if a.format == "safetensors":
-        dump_path = os.path.join(a.out, "dump.safetensors")
-        write_safetensors(dump_path, tensors, metadata)
-    else:
-        dump_path = os.path.join(a.out, "dump")
-        write_npy_dir(dump_path, tensors, metadata)
-    cfg_path = os.path.join(a.out, "config.json")
-    with open(cfg_path, "w") as f:
-        json.dump(claimed_config(a), f, indent=2)
-        f.write("\n")
-    print(f"wrote {dump_path} ({T} tokens x {H} heads x {D} dims, {a.dtype}, impl {a.impl}, bug {a.bug}) "
-          f"and {cfg_path}")
+    write_dump(a, "impl", tensors, claimed_config(a), canonical_command(a),
+               metadata=None if a.layer is None else {"layer": str(a.layer)})
 
     if a.self_check:
         y_exact = exact_rotation(a, x, positions)
         if a.impl == "deepseek":
             y_exact = interleaved_to_halfsplit(y_exact, a.rotary_dim)  # rope_interleave's output order
-        diff = (y.to(torch.float64) - y_exact).abs()
-        t_idx = int(diff.amax(dim=(1, 2)).argmax())
-        small = positions < 64
-        small_max = float(diff[small].max()) if bool(small.any()) else 0.0
         inv64, _ = exact_inv_freq(a, positions)
         # What fp32 angle formation alone may cost: one rounding of p*theta (2^-24 |p theta|, rad).
         angle_u = float((positions.to(torch.float64).max() * inv64.max()) * 2.0 ** -24)
-        print(f"self-check: max |y - y_exact| = {float(diff.max()):.3e} at position {a.position_list[t_idx]} "
-              f"(max |x| = {float(x.abs().max()):.3g}); at positions < 64: {small_max:.3e}; "
-              f"eps({a.dtype}) = {torch.finfo(dtype).eps:.3g}; one fp32 rounding of the largest angle = {angle_u:.3g} rad"
-              + ("" if a.bug == "none" else f"  [bug {a.bug}: a large difference is expected]"))
+        print_self_check(y, y_exact, x, positions, a.dtype, a.bug,
+                         f"; one fp32 rounding of the largest angle = {angle_u:.3g} rad")
     return 0
 
 

@@ -99,7 +99,6 @@ stdlib, torch and numpy only; the same command gives byte-identical files.
 """
 
 import argparse
-import json
 import math
 import os
 import sys
@@ -107,12 +106,9 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_rope_dump import (  # noqa: E402  (the writers and positions of the 1-D script)
-    DTYPES,
-    parse_positions,
-    write_npy_dir,
-    write_safetensors,
-)
+from dump_common import (  # noqa: E402  (what every dump script shares)
+    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, take_defaults, write_dump)
+from torch_rope_dump import parse_positions  # noqa: E402  (the positions of the 1-D script)
 from torch_family_dump import phimoe_factors  # noqa: E402  (the generated LongRoPE factor lists)
 from torch_mrope_dump import rope_index  # noqa: E402  (get_rope_index's text / image / video layout)
 
@@ -428,15 +424,7 @@ def exact_rotation(a, x, positions):
         ang = torch.stack([p[rows[b]] * th[b] for b in range(th.shape[0])], dim=-1)
     c = (torch.cos(ang) * af)[:, None, :]
     sn = (torch.sin(ang) * af)[:, None, :]
-    x64 = x.to(torch.float64)
-    y = x64.clone()
-    rd = 2 * th.shape[0]
-    h = rd // 2
-    ia, ib = (slice(0, rd, 2), slice(1, rd, 2)) if layout == "interleaved" else (slice(0, h), slice(h, rd))
-    xa, xb = x64[..., ia], x64[..., ib]
-    y[..., ia] = xa * c - xb * sn
-    y[..., ib] = xa * sn + xb * c
-    return y
+    return rotate_pairs64(x, c, sn, layout)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -531,12 +519,7 @@ def build_parser():
                    help="'default' (0..63, 96 log-spaced to the style's length - 1, the fp16/bf16 edges) or "
                         "comma-separated N | A..B | A..B/N (N log-spaced); mrope_yarn, xdrope: the text positions "
                         "appended after the image/video layout")
-    p.add_argument("--seed", type=int, default=0, help="x ~ N(0,1) from torch.Generator(seed), cast to --dtype")
-    p.add_argument("--format", choices=("safetensors", "npy"), default="safetensors")
-    p.add_argument("--no-cache", action="store_true", help="leave cos, sin and inv_freq out of the dump")
-    p.add_argument("--out", required=True, help="output folder: dump.safetensors or dump/ (npy), and config.json")
-    p.add_argument("--self-check", action="store_true",
-                   help="print the max |y - y_exact| against the claimed convention in float64")
+    add_output_options(p)
     return p
 
 
@@ -613,15 +596,7 @@ def xdrope_positions(a, text):
 
 def validate(p, a):
     err = p.error
-    d = DEFAULTS[a.style]
-    if a.bug not in BUGS[a.style]:
-        err(f"--bug {a.bug} is not a bug of --style {a.style} (its bugs: {', '.join(BUGS[a.style][1:])})")
-    if a.base is None:
-        a.base = d["base"]
-    if a.head_dim is None:
-        a.head_dim = d["head_dim"]
-    if a.max_position_embeddings is None:
-        a.max_position_embeddings = d["mpe"]
+    take_defaults(err, a, "style", BUGS, DEFAULTS)
     if a.style != "longrope" and a.max_model_len is not None:
         err("--max-model-len is longrope's (vLLM's other classes do not read it)")
     if a.style == "longrope":
@@ -633,12 +608,7 @@ def validate(p, a):
             err(f"--max-position-embeddings must exceed original_max_position_embeddings {LONGROPE_ORIGINAL}")
     if a.head_dim < 4 or a.head_dim % 4:
         err("--head-dim must be a multiple of 4 and >= 4")
-    if a.heads < 1:
-        err("--heads must be >= 1")
-    if not (a.base > 1 and math.isfinite(a.base)):
-        err("--base must be a finite number > 1")
-    if a.max_position_embeddings < 2:
-        err("--max-position-embeddings must be >= 2")
+    check_sizes(err, a)
     a.mrope_section = list(MROPE_SECTION)
     if a.style == "mrope_yarn" and sum(a.mrope_section) != a.head_dim // 2:
         err(f"--style mrope_yarn: mrope_section {a.mrope_section} must sum to head_dim / 2 (use --head-dim 128)")
@@ -670,56 +640,22 @@ def main(argv=None):
     a = p.parse_args(argv)
     validate(p, a)
 
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    dtype = DTYPES[a.dtype]
     if a.style in MULTI_ROW:
         positions = a.position_rows
-        T = positions.shape[-1]
     else:
         positions = torch.tensor(a.position_list, dtype=torch.int64)
-        T = len(a.position_list)
-    H, D = a.heads, a.head_dim
-    g = torch.Generator().manual_seed(a.seed)
-    x = torch.randn((T, H, D), generator=g, dtype=torch.float32).to(dtype)
+    x, (y, cos, sin, inv_freq) = run_kernel(a, RUN[a.style], positions)
 
-    with torch.no_grad():
-        y, cos, sin, inv_freq = RUN[a.style](a, x, positions)
-    assert y.dtype == dtype and y.shape == x.shape
-
-    metadata = {"generator": "tools/dump/torch_vllm_dump.py", "style": a.style, "dtype": a.dtype, "bug": a.bug,
-                "torch_version": torch.__version__, "seed": str(a.seed), "command": canonical_command(a)}
     tensors = [("positions", positions.contiguous()), ("x", x), ("y", y.contiguous())]
     if not a.no_cache:
         tensors += [("cos", cos.contiguous()), ("sin", sin.contiguous()), ("inv_freq", inv_freq.float().contiguous())]
-    os.makedirs(a.out, exist_ok=True)
-    if a.format == "safetensors":
-        dump_path = os.path.join(a.out, "dump.safetensors")
-        write_safetensors(dump_path, tensors, metadata)
-    else:
-        dump_path = os.path.join(a.out, "dump")
-        write_npy_dir(dump_path, tensors, metadata)
-    cfg_path = os.path.join(a.out, "config.json")
-    with open(cfg_path, "w") as f:
-        json.dump(claimed_config(a), f, indent=2)
-        f.write("\n")
-    pos_lo, pos_hi = int(positions.min()), int(positions.max())
-    print(f"wrote {dump_path} ({T} tokens x {H} heads x {D} dims, {a.dtype}, style {a.style}, bug {a.bug}, "
-          f"positions {pos_lo}..{pos_hi}) and {cfg_path}"
-          + (f"; audit with --engine vllm --max-model-len {a.max_model_len}" if a.style == "longrope"
-             else "; audit with --engine vllm"))
+    write_dump(a, "style", tensors, claimed_config(a), canonical_command(a),
+               generator="tools/dump/torch_vllm_dump.py", show_positions=True,
+               note=(f"; audit with --engine vllm --max-model-len {a.max_model_len}" if a.style == "longrope"
+                     else "; audit with --engine vllm"))
 
     if a.self_check:
-        y_exact = exact_rotation(a, x, positions)
-        diff = (y.to(torch.float64) - y_exact).abs()
-        t_idx = int(diff.amax(dim=(1, 2)).argmax())
-        p0 = positions if positions.dim() == 1 else positions.max(dim=0).values
-        small = p0 < 64
-        small_max = float(diff[small].max()) if bool(small.any()) else 0.0
-        print(f"self-check: max |y - y_exact| = {float(diff.max()):.3e} at position {int(p0[t_idx])} "
-              f"(max |x| = {float(x.abs().max()):.3g}); at positions < 64: {small_max:.3e}; "
-              f"eps({a.dtype}) = {torch.finfo(dtype).eps:.3g}"
-              + ("" if a.bug == "none" else f"  [bug {a.bug}: a large difference is expected]"))
+        print_self_check(y, exact_rotation(a, x, positions), x, positions, a.dtype, a.bug)
     return 0
 
 
