@@ -4,6 +4,7 @@
 // broken one under tests/data/configs/broken throws config_error whose message names the file and
 // the offending field.
 #include "ropecheck/config_json.hpp"
+#include "ropecheck/schedule.hpp"
 
 #include <gtest/gtest.h>
 

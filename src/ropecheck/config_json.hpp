@@ -1,10 +1,12 @@
 // ropecheck/config_json.hpp — a Hugging Face config.json read into the RoPE convention of every layer.
 //
-// Heavy header (nlohmann/json): include it only from tools and tests, never from other src/ headers.
-// The pieces: the field reader (config_json_reader.hpp), the rope block (config_json_scaling.hpp), a
-// family's head, rotary dimension and base (config_json_geometry.hpp), which layers rotate and with
-// what (config_json_layer_rules.hpp, config_json_layers.hpp), the text model and its family
-// (config_json_family.hpp), and the families' facts (architectures.hpp, families/*.hpp, json-free).
+// Declarations only (nlohmann/json_fwd.hpp): the reader is the compiled library ropecheck::config
+// (config/src/), so that the heaviest code of the project is compiled once. Its pieces, internal to
+// it: the field reader (config_json_reader.hpp), the rope block (config_json_scaling.hpp), a family's
+// head, rotary dimension and base (config_json_geometry.hpp), which layers rotate and with what
+// (config_json_layer_rules.hpp, config_json_layers.hpp), the text model and its family
+// (config_json_family.hpp); the families' facts are here in src/ (architectures.hpp, families/*.hpp,
+// json-free).
 //
 // The claim is never a guess. Everything comes from the file, from the family's class defaults for the
 // keys the file leaves out, or from the family's code (architectures.hpp), and each fact of each layer's
@@ -28,14 +30,35 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "ropecheck/architectures.hpp"
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config.hpp"
-#include "ropecheck/config_json_reader.hpp"
 
 namespace ropecheck {
+
+struct config_error : std::runtime_error {
+  config_error(std::string file, std::string field, std::string problem)
+      : std::runtime_error(compose(file, field, problem)),
+        file_(std::move(file)),
+        field_(std::move(field)),
+        problem_(std::move(problem)) {}
+
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }    // "" when parsed from memory
+  [[nodiscard]] const std::string& field() const noexcept { return field_; }  // JSON path, e.g. rope_scaling.factor
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  static std::string compose(const std::string& file, const std::string& field, const std::string& problem) {
+    std::string m;
+    if (!file.empty()) m += file + ": ";
+    if (!field.empty()) m += field + ": ";
+    return m + problem;
+  }
+  std::string file_, field_, problem_;
+};
+
 
 // One distinct convention of the model and how each of its facts was reached.
 struct convention_facts {
@@ -77,6 +100,13 @@ struct hf_config_parse {
 // std::invalid_argument naming the layer and its kind when it has no RoPE. `type` receives its type.
 rope_config layer_convention(const hf_config_parse& p, int layer, std::string* type = nullptr);
 
-}  // namespace ropecheck
+// Parses an HF config.json object (`source` names it in errors); errors name the JSON field and the problem.
+hf_config_parse parse_hf_config_with_notes(const nlohmann::json& j, const std::string& source = "",
+                                           const convention_declaration& decl = {});
+rope_config parse_hf_config(const nlohmann::json& j, const convention_declaration& decl = {});
 
-#include "ropecheck/config_json_layers.hpp"
+// The same from a file (config_error on a file that cannot be opened or is not JSON).
+hf_config_parse load_hf_config_with_notes(const std::filesystem::path& path, const convention_declaration& decl = {});
+rope_config load_hf_config(const std::filesystem::path& path, const convention_declaration& decl = {});
+
+}  // namespace ropecheck

@@ -1,4 +1,4 @@
-// ropecheck/config_json_geometry.hpp — a family's head size, rotary dimension, base and lengths from a
+// config/src/config_json_geometry.hpp — a family's head size, rotary dimension, base and lengths from a
 // config.json, by the family's rules (architectures.hpp): which key each is read from, the class
 // default when the key is absent, and what the family's code cannot honour (an error naming the field).
 //
@@ -14,8 +14,8 @@
 #include "ropecheck/architectures.hpp"
 #include "ropecheck/config.hpp"
 #include "ropecheck/config_json.hpp"
-#include "ropecheck/config_json_reader.hpp"
-#include "ropecheck/config_json_scaling.hpp"
+#include "config_json_reader.hpp"
+#include "config_json_scaling.hpp"
 
 namespace ropecheck::detail::json_read {
 

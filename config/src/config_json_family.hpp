@@ -1,4 +1,4 @@
-// ropecheck/config_json_family.hpp — which object of a config.json holds the text model, which family's
+// config/src/config_json_family.hpp — which object of a config.json holds the text model, which family's
 // facts read it (model_type, the architectures class, or the user's declaration: never a guess), the
 // layout and direction, and the keys with "rope"/"rotary" in their name the family reads.
 //
@@ -13,8 +13,8 @@
 #include "ropecheck/architectures.hpp"
 #include "ropecheck/config.hpp"
 #include "ropecheck/config_json.hpp"
-#include "ropecheck/config_json_geometry.hpp"
-#include "ropecheck/config_json_reader.hpp"
+#include "config_json_geometry.hpp"
+#include "config_json_reader.hpp"
 
 namespace ropecheck::detail::json_read {
 

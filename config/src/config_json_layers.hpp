@@ -1,7 +1,7 @@
-// ropecheck/config_json_layers.hpp — the whole config.json: the text model, its family, the rope block
+// config/src/config_json_layers.hpp — the whole config.json: the text model, its family, the rope block
 // each layer type reads, and which decoder layers rotate with which convention, by the family's layer
 // rule (architectures.hpp layer_rule, one function each below, each citing the code it follows).
-// Included at the end of config_json.hpp, its only user; the public entry points are at the end.
+// Internal to ropecheck::config: included by config_json.cpp only, which defines the public entry points.
 #pragma once
 
 #include <algorithm>
@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "ropecheck/config_json.hpp"
-#include "ropecheck/config_json_family.hpp"
-#include "ropecheck/config_json_layer_rules.hpp"
-#include "ropecheck/config_json_geometry.hpp"
-#include "ropecheck/config_json_scaling.hpp"
+#include "config_json_family.hpp"
+#include "config_json_layer_rules.hpp"
+#include "config_json_geometry.hpp"
+#include "config_json_scaling.hpp"
 
 namespace ropecheck {
 namespace detail::json_read {
@@ -347,50 +347,5 @@ inline hf_config_parse parse(const json& j, const std::string& source, const con
 }
 
 }  // namespace detail::json_read
-
-inline rope_config layer_convention(const hf_config_parse& p, int layer, std::string* type) {
-  const int n = p.layers.empty() ? p.num_layers : static_cast<int>(p.layers.size());
-  if (layer < 0 || (n > 0 && layer >= n) || (n == 0 && layer != 0))
-    throw std::out_of_range("layer " + std::to_string(layer) + " out of range: the config has " +
-                            (n > 0 ? std::to_string(n) + " layers (0.." + std::to_string(n - 1) + ")"
-                                   : std::string("no num_hidden_layers (only layer 0 can be named)")));
-  if (p.layers.empty()) {
-    if (type) *type = "full_attention";
-    return p.config;
-  }
-  const layer_rope& l = p.layers[static_cast<std::size_t>(layer)];
-  if (type) *type = l.type;
-  if (!l.config)
-    throw std::invalid_argument("layer " + std::to_string(layer) + " (" + l.type + ") has no RoPE (" + std::string(to_string(l.kind)) +
-                                "): " + l.why + "; nothing to check");
-  return *l.config;
-}
-
-// Parses an HF config.json object; errors name the JSON field and the problem.
-inline hf_config_parse parse_hf_config_with_notes(const nlohmann::json& j, const std::string& source = "",
-                                                  const convention_declaration& decl = {}) {
-  return detail::json_read::parse(j, source, decl);
-}
-
-inline rope_config parse_hf_config(const nlohmann::json& j, const convention_declaration& decl = {}) {
-  return detail::json_read::parse(j, "", decl).config;
-}
-
-inline hf_config_parse load_hf_config_with_notes(const std::filesystem::path& path, const convention_declaration& decl = {}) {
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(name, "", "cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw config_error(name, "", std::string("not valid JSON: ") + e.what());
-  }
-  return detail::json_read::parse(j, name, decl);
-}
-
-inline rope_config load_hf_config(const std::filesystem::path& path, const convention_declaration& decl = {}) {
-  return load_hf_config_with_notes(path, decl).config;
-}
 
 }  // namespace ropecheck

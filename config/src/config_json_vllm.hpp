@@ -1,4 +1,4 @@
-// ropecheck/config_json_vllm.hpp — vLLM's reading of a config.json's rope block, where it differs from
+// config/src/config_json_vllm.hpp — vLLM's reading of a config.json's rope block, where it differs from
 // the family's transformers code (--engine vllm), and the rope types only vLLM defines (read the same
 // under either reading: transformers has none of them). Each rule cites the vLLM file it was read from
 // (vllm/model_executor/layers/rotary_embedding/, rows of engine_variants.hpp); what vLLM computes and
@@ -15,7 +15,7 @@
 
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config.hpp"
-#include "ropecheck/config_json_reader.hpp"
+#include "config_json_reader.hpp"
 #include "ropecheck/engine_variants.hpp"
 #include "ropecheck/schedule.hpp"
 

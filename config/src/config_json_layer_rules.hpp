@@ -1,4 +1,4 @@
-// ropecheck/config_json_layer_rules.hpp — which decoder layers of a family rotate, and with what: one
+// config/src/config_json_layer_rules.hpp — which decoder layers of a family rotate, and with what: one
 // function per layer_rule of architectures.hpp, each following the code it cites (the family's config class
 // building layer_types when the file has none, and its attention deciding whether a layer type rotates).
 //
@@ -14,8 +14,8 @@
 
 #include "ropecheck/architectures.hpp"
 #include "ropecheck/config_json.hpp"
-#include "ropecheck/config_json_family.hpp"
-#include "ropecheck/config_json_reader.hpp"
+#include "config_json_family.hpp"
+#include "config_json_reader.hpp"
 
 namespace ropecheck::detail::json_read {
 

@@ -1,4 +1,4 @@
-// ropecheck/config_json_reader.hpp — the typed field reader of config_json.hpp: each value read
+// config/src/config_json_reader.hpp — the typed field reader of config_json.hpp: each value read
 // with the JSON path it came from, so every refusal names the field (config_error).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
@@ -18,29 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "ropecheck/claim.hpp"
+#include "ropecheck/config_json.hpp"
 
 namespace ropecheck {
-
-struct config_error : std::runtime_error {
-  config_error(std::string file, std::string field, std::string problem)
-      : std::runtime_error(compose(file, field, problem)),
-        file_(std::move(file)),
-        field_(std::move(field)),
-        problem_(std::move(problem)) {}
-
-  [[nodiscard]] const std::string& file() const noexcept { return file_; }    // "" when parsed from memory
-  [[nodiscard]] const std::string& field() const noexcept { return field_; }  // JSON path, e.g. rope_scaling.factor
-  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
-
- private:
-  static std::string compose(const std::string& file, const std::string& field, const std::string& problem) {
-    std::string m;
-    if (!file.empty()) m += file + ": ";
-    if (!field.empty()) m += field + ": ";
-    return m + problem;
-  }
-  std::string file_, field_, problem_;
-};
 
 namespace detail::json_read {
 

@@ -1,4 +1,4 @@
-// ropecheck/config_json_scaling.hpp — the rope block of a config.json (v4 rope_scaling, v5
+// config/src/config_json_scaling.hpp — the rope block of a config.json (v4 rope_scaling, v5
 // rope_parameters): the rope type, its parameters, and M-RoPE sections. Every key the block holds must
 // be one this rope type (or the family's code) reads: anything else is an error naming it.
 //
@@ -16,8 +16,8 @@
 #include "ropecheck/architectures.hpp"
 #include "ropecheck/config.hpp"
 #include "ropecheck/config_json.hpp"
-#include "ropecheck/config_json_reader.hpp"
-#include "ropecheck/config_json_vllm.hpp"
+#include "config_json_reader.hpp"
+#include "config_json_vllm.hpp"
 #include "ropecheck/engine_variants.hpp"
 #include "ropecheck/schedule.hpp"
 
