@@ -13,18 +13,8 @@ function(ropecheck_torch_family_case name expect_exit expect_class family)
   if(expect_class STREQUAL "-")
     set(expect_class "")
   endif()
-  add_test(NAME torch.family_${name}
-           COMMAND ${CMAKE_COMMAND}
-                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
-                   -DSCRIPT=${PROJECT_SOURCE_DIR}/tools/dump/torch_family_dump.py
-                   -DROPECHECK=$<TARGET_FILE:ropecheck>
-                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/family_${name}
-                   "-DDUMP_ARGS=${dump_args}"
-                   -DEXPECT_EXIT=${expect_exit}
-                   -DEXPECT_CLASS=${expect_class}
-                   "-DAUDIT_ARGS=${ROPECHECK_TORCH_FAMILY_AUDIT_ARGS}"
-                   -P ${_rc_torch_case})
-  set_tests_properties(torch.family_${name} PROPERTIES LABELS torch TIMEOUT 300)
+  ropecheck_torch_audit_test(torch.family_${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_family_dump.py
+                             ${CMAKE_CURRENT_BINARY_DIR}/torch/family_${name} "${dump_args}" ${expect_exit} "${expect_class}" "${ROPECHECK_TORCH_FAMILY_AUDIT_ARGS}" "")
 endfunction()
 
 # nanochat (transformers models/nanochat/modeling_nanochat.py): rotate_half cat(x2, -x1), pairs turn by

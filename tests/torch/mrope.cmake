@@ -15,17 +15,8 @@ function(ropecheck_torch_mrope_case name expect_exit expect_class style)
   if(expect_class STREQUAL "-")
     set(expect_class "")
   endif()
-  add_test(NAME torch.mrope_${name}
-           COMMAND ${CMAKE_COMMAND}
-                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
-                   -DSCRIPT=${PROJECT_SOURCE_DIR}/tools/dump/torch_mrope_dump.py
-                   -DROPECHECK=$<TARGET_FILE:ropecheck>
-                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/mrope_${name}
-                   "-DDUMP_ARGS=${dump_args}"
-                   -DEXPECT_EXIT=${expect_exit}
-                   -DEXPECT_CLASS=${expect_class}
-                   -P ${_rc_torch_case})
-  set_tests_properties(torch.mrope_${name} PROPERTIES LABELS torch TIMEOUT 300)
+  ropecheck_torch_audit_test(torch.mrope_${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_mrope_dump.py
+                             ${CMAKE_CURRENT_BINARY_DIR}/torch/mrope_${name} "${dump_args}" ${expect_exit} "${expect_class}" "" "")
 endfunction()
 
 foreach(style qwen2vl qwen3vl qwen3_5 glm4v glm4v_moe)

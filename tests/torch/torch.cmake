@@ -22,25 +22,38 @@ if(NOT _rc_torch_import EQUAL 0)
   return()
 endif()
 
+# ropecheck_torch_audit_test(<test> <script> <case folder> <dump options> <expected exit> <class or "">
+#                            <audit flags> <claim config.json or "">): one end-to-end case. Its dump is made by
+# the setup test torch.dumps (every case's dump in one interpreter that imported torch once:
+# tools/dump/batch_dump.py); the case audits it (audit_case.cmake, -DPREDUMPED=1) and prints the dump
+# script's command line to reproduce it alone.
+function(ropecheck_torch_audit_test test script dir dump_args expect_exit expect_class audit_args config)
+  add_test(NAME ${test}
+           COMMAND ${CMAKE_COMMAND}
+                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
+                   -DSCRIPT=${script}
+                   -DROPECHECK=$<TARGET_FILE:ropecheck>
+                   -DDIR=${dir}
+                   "-DDUMP_ARGS=${dump_args}"
+                   -DEXPECT_EXIT=${expect_exit}
+                   -DEXPECT_CLASS=${expect_class}
+                   "-DAUDIT_ARGS=${audit_args}"
+                   "-DCONFIG=${config}"
+                   -DPREDUMPED=1
+                   -P ${_rc_torch_case})
+  set_tests_properties(${test} PROPERTIES LABELS torch TIMEOUT 300 FIXTURES_REQUIRED torch_dumps)
+  set_property(GLOBAL APPEND PROPERTY ROPECHECK_TORCH_DUMPS "${dir}\t${script}\t${dump_args}")
+endfunction()
+
 # ropecheck_torch_case(<name> <expected exit> <expected top bug class or "-"> <dump options...>)
 function(ropecheck_torch_case name expect_exit expect_class)
   string(JOIN " " dump_args ${ARGN})
   if(expect_class STREQUAL "-")
     set(expect_class "")
   endif()
-  add_test(NAME torch.${name}
-           COMMAND ${CMAKE_COMMAND}
-                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
-                   -DSCRIPT=${PROJECT_SOURCE_DIR}/tools/dump/torch_rope_dump.py
-                   -DROPECHECK=$<TARGET_FILE:ropecheck>
-                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/${name}
-                   "-DDUMP_ARGS=${dump_args}"
-                   -DEXPECT_EXIT=${expect_exit}
-                   -DEXPECT_CLASS=${expect_class}
-                   "-DAUDIT_ARGS=${ROPECHECK_TORCH_AUDIT_ARGS}"
-                   "-DCONFIG=${ROPECHECK_TORCH_CONFIG}"
-                   -P ${_rc_torch_case})
-  set_tests_properties(torch.${name} PROPERTIES LABELS torch TIMEOUT 300)
+  ropecheck_torch_audit_test(torch.${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_rope_dump.py
+                             ${CMAKE_CURRENT_BINARY_DIR}/torch/${name} "${dump_args}" ${expect_exit} "${expect_class}"
+                             "${ROPECHECK_TORCH_AUDIT_ARGS}" "${ROPECHECK_TORCH_CONFIG}")
 endfunction()
 
 # Correct implementations (default scaling, base 500000 unless said): the audit passes them.
@@ -124,3 +137,14 @@ include(${CMAKE_CURRENT_LIST_DIR}/capture.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/mrope.cmake)  # M-RoPE (tools/dump/torch_mrope_dump.py)
 include(${CMAKE_CURRENT_LIST_DIR}/families.cmake)  # 2025-26 families (tools/dump/torch_family_dump.py)
 include(${CMAKE_CURRENT_LIST_DIR}/vllm.cmake)  # vLLM's variants (tools/dump/torch_vllm_dump.py), --engine vllm
+
+# The setup of every case above: their dumps, made in one interpreter (tools/dump/batch_dump.py; each
+# case forked from a parent that imported torch once). A case whose dump script fails fails itself.
+get_property(_rc_torch_dumps GLOBAL PROPERTY ROPECHECK_TORCH_DUMPS)
+string(REPLACE ";" "\n" _rc_torch_dumps "${_rc_torch_dumps}")
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/torch/dumps.tsv "${_rc_torch_dumps}\n")
+add_test(NAME torch.dumps
+         COMMAND ${ROPECHECK_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/tools/dump/batch_dump.py
+                 --manifest ${CMAKE_CURRENT_BINARY_DIR}/torch/dumps.tsv --jobs 2)
+set_tests_properties(torch.dumps PROPERTIES LABELS torch TIMEOUT 600 FIXTURES_SETUP torch_dumps PROCESSORS 2 COST 900)
+unset(_rc_torch_dumps)

@@ -26,18 +26,8 @@ function(ropecheck_torch_vllm_case name expect_exit expect_class style)
     set(audit_args --engine vllm ${ROPECHECK_TORCH_VLLM_AUDIT_ARGS})
   endif()
   string(JOIN " " audit_args ${audit_args})
-  add_test(NAME torch.vllm_${name}
-           COMMAND ${CMAKE_COMMAND}
-                   -DPYTHON=${ROPECHECK_TORCH_PYTHON}
-                   -DSCRIPT=${PROJECT_SOURCE_DIR}/tools/dump/torch_vllm_dump.py
-                   -DROPECHECK=$<TARGET_FILE:ropecheck>
-                   -DDIR=${CMAKE_CURRENT_BINARY_DIR}/torch/vllm_${name}
-                   "-DDUMP_ARGS=${dump_args}"
-                   -DEXPECT_EXIT=${expect_exit}
-                   -DEXPECT_CLASS=${expect_class}
-                   "-DAUDIT_ARGS=${audit_args}"
-                   -P ${_rc_torch_case})
-  set_tests_properties(torch.vllm_${name} PROPERTIES LABELS torch TIMEOUT 300)
+  ropecheck_torch_audit_test(torch.vllm_${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_vllm_dump.py
+                             ${CMAKE_CURRENT_BINARY_DIR}/torch/vllm_${name} "${dump_args}" ${expect_exit} "${expect_class}" "${audit_args}" "")
 endfunction()
 
 # --- dynamic: DynamicNTKScalingRotaryEmbedding, rope_scaling {"rope_type": "dynamic", "factor": 4} over 4096.
