@@ -145,6 +145,6 @@ string(REPLACE ";" "\n" _rc_torch_dumps "${_rc_torch_dumps}")
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/torch/dumps.tsv "${_rc_torch_dumps}\n")
 add_test(NAME torch.dumps
          COMMAND ${ROPECHECK_TORCH_PYTHON} ${PROJECT_SOURCE_DIR}/tools/dump/batch_dump.py
-                 --manifest ${CMAKE_CURRENT_BINARY_DIR}/torch/dumps.tsv --jobs 2)
-set_tests_properties(torch.dumps PROPERTIES LABELS torch TIMEOUT 600 FIXTURES_SETUP torch_dumps PROCESSORS 2 COST 900)
+                 --manifest ${CMAKE_CURRENT_BINARY_DIR}/torch/dumps.tsv --jobs 1)
+set_tests_properties(torch.dumps PROPERTIES LABELS torch TIMEOUT 600 FIXTURES_SETUP torch_dumps COST 900)
 unset(_rc_torch_dumps)
