@@ -10,9 +10,6 @@
 # ROPECHECK_TORCH_FAMILY_AUDIT_ARGS (optional): flags added to the audit.
 function(ropecheck_torch_family_case name expect_exit expect_class family)
   string(JOIN " " dump_args --family ${family} ${ARGN})
-  if(expect_class STREQUAL "-")
-    set(expect_class "")
-  endif()
   ropecheck_torch_audit_test(torch.family_${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_family_dump.py
                              ${CMAKE_CURRENT_BINARY_DIR}/torch/family_${name} "${dump_args}" ${expect_exit} "${expect_class}" "${ROPECHECK_TORCH_FAMILY_AUDIT_ARGS}" "")
 endfunction()

@@ -12,9 +12,6 @@
 
 function(ropecheck_torch_mrope_case name expect_exit expect_class style)
   string(JOIN " " dump_args --style ${style} ${ARGN})
-  if(expect_class STREQUAL "-")
-    set(expect_class "")
-  endif()
   ropecheck_torch_audit_test(torch.mrope_${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_mrope_dump.py
                              ${CMAKE_CURRENT_BINARY_DIR}/torch/mrope_${name} "${dump_args}" ${expect_exit} "${expect_class}" "" "")
 endfunction()

@@ -22,12 +22,15 @@ if(NOT _rc_torch_import EQUAL 0)
   return()
 endif()
 
-# ropecheck_torch_audit_test(<test> <script> <case folder> <dump options> <expected exit> <class or "">
+# ropecheck_torch_audit_test(<test> <script> <case folder> <dump options> <expected exit> <class or "-">
 #                            <audit flags> <claim config.json or "">): one end-to-end case. Its dump is made by
 # the setup test torch.dumps (every case's dump in one interpreter that imported torch once:
 # tools/dump/batch_dump.py); the case audits it (audit_case.cmake, -DPREDUMPED=1) and prints the dump
 # script's command line to reproduce it alone.
 function(ropecheck_torch_audit_test test script dir dump_args expect_exit expect_class audit_args config)
+  if(expect_class STREQUAL "-")  # no class expected (a passing case, or a failure ropecheck names no class for)
+    set(expect_class "")
+  endif()
   add_test(NAME ${test}
            COMMAND ${CMAKE_COMMAND}
                    -DPYTHON=${ROPECHECK_TORCH_PYTHON}
@@ -48,9 +51,6 @@ endfunction()
 # ropecheck_torch_case(<name> <expected exit> <expected top bug class or "-"> <dump options...>)
 function(ropecheck_torch_case name expect_exit expect_class)
   string(JOIN " " dump_args ${ARGN})
-  if(expect_class STREQUAL "-")
-    set(expect_class "")
-  endif()
   ropecheck_torch_audit_test(torch.${name} ${PROJECT_SOURCE_DIR}/tools/dump/torch_rope_dump.py
                              ${CMAKE_CURRENT_BINARY_DIR}/torch/${name} "${dump_args}" ${expect_exit} "${expect_class}"
                              "${ROPECHECK_TORCH_AUDIT_ARGS}" "${ROPECHECK_TORCH_CONFIG}")

@@ -17,9 +17,6 @@
 # ROPECHECK_TORCH_VLLM_TRANSFORMERS set: without --engine vllm (transformers' reading of the same file).
 function(ropecheck_torch_vllm_case name expect_exit expect_class style)
   string(JOIN " " dump_args --style ${style} ${ARGN})
-  if(expect_class STREQUAL "-")
-    set(expect_class "")
-  endif()
   if(ROPECHECK_TORCH_VLLM_TRANSFORMERS)
     set(audit_args ${ROPECHECK_TORCH_VLLM_AUDIT_ARGS})
   else()
