@@ -137,6 +137,30 @@ TEST(Diagnose, NonFiniteThreadsAndSubsets) {
   expect_top(s, "base_wrong");
 }
 
+// A kernel that turns by R(-p) under a forward dynamic-NTK claim, diagnosed on a subset that leaves out
+// the largest position: the subset's pre-test of rotation_reversed must judge with the claim's sequence
+// length (the whole dump's, 100001: base scaled for it), not the subset's (65538), or it fails and the
+// reversal goes unnamed.
+TEST(Diagnose, ReversedRotationIsNamedWhenTheSubsetMissesTheLargestPosition) {
+  auto c = claimed_config();
+  c.scaling = scaling_kind::dynamic_ntk;
+  c.factor = 4.0;
+  c.max_position_embeddings = 4096;  // HF's dynamic rule scales past max_position_embeddings
+  auto g = rope_geometry::of(c);
+  g.direction = rotation_direction::reversed;
+  const auto d = make_dump<float>(g, hf_angle<float>(c, kPos.back() + 1), kPos, kPos, "float32");
+  audit::audit_options small;
+  small.diagnosis_tokens = 70;
+  const auto v = audit::audit(d, c, small);
+  print("reversed kernel, forward dynamic claim, subset", v);
+  ASSERT_LT(v.tokens_diagnosed, d.tokens);
+  expect_top(v, "rotation_reversed");
+  // And claimed reversed, the same kernel passes.
+  auto r = c;
+  r.direction = rotation_direction::reversed;
+  expect_pass(audit::audit(d, r, small));
+}
+
 TEST(Diagnose, ExactAnglesAreNotHfsConvention) {
   const auto c = claimed_config();
   const auto d = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");

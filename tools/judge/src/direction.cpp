@@ -10,23 +10,22 @@
 // shift properties cannot see this (scores still depend on m - n, with its sign reversed); the judge can.
 #include "direction.hpp"
 
-#include "judging.hpp"
-
 #include <string>
 
 #include "ropecheck/judge/sentence.hpp"
+#include "ropecheck/rope.hpp"
 
 namespace ropecheck::audit::detail {
 
 dump conjugate_pairs(const dump& d, const rope_config& claimed) {
   dump m = d;
-  const int bands = claimed.bands();
+  const rope_geometry g = rope_geometry::of(claimed);
   const auto per_token = static_cast<std::size_t>(d.heads) * static_cast<std::size_t>(d.head_dim);
   for (std::size_t t = 0; t < static_cast<std::size_t>(d.tokens); ++t)
     for (std::size_t h = 0; h < static_cast<std::size_t>(d.heads); ++h) {
       const std::size_t off = t * per_token + h * static_cast<std::size_t>(d.head_dim);
-      for (int i = 0; i < bands; ++i) {
-        const int b = claimed.pair_layout == layout::interleaved ? 2 * i + 1 : i + bands;
+      for (int i = 0; i < g.bands(); ++i) {
+        const int b = g.pair_of(i).second;
         m.x[off + static_cast<std::size_t>(b)] = -d.x[off + static_cast<std::size_t>(b)];
         m.y[off + static_cast<std::size_t>(b)] = -d.y[off + static_cast<std::size_t>(b)];
       }
@@ -50,26 +49,12 @@ finding reversed_finding(const rope_config& claimed, const verdict& other) {
 
 }  // namespace
 
-verdict audit_reversed(const dump& d, const rope_config& claimed, const audit_options& opt) {
-  rope_config forward = claimed;
-  forward.direction = rotation_direction::forward;
-  // M-RoPE dumps keep their own passes; the rotation_reversed test is 1-D, as in audit().
-  verdict v = audit_forward_only(conjugate_pairs(d, claimed), forward, opt);
-  if (v.pass || claimed.mrope != mrope_kind::none) return v;
-  // The dump judged as it is, under the forward claim: an implementation that forgot the reversal.
-  if (const verdict as_forward = judge_only(d, forward, opt); as_forward.pass) {
-    v.findings.clear();
-    v.findings.push_back(reversed_finding(claimed, as_forward));
-  }
-  return v;
-}
-
-bool reversed_hypothesis(const dump& d, const rope_config& claimed, const audit_options& opt, verdict& v) {
-  if (claimed.direction != rotation_direction::forward) return false;
+bool reversed_hypothesis(const judging_frame& f, const dump* subset, const rope_config& stated, verdict& v) {
   // The forward claim on the conjugated dump is the reversed claim on the dump itself.
-  const verdict alt = judge_only(conjugate_pairs(d, claimed), claimed, opt);
+  if (subset && !judge_in_frame(f, conjugate_pairs(*subset, f.claimed)).pass) return false;
+  const verdict alt = judge_in_frame(f, conjugate_pairs(f.full, f.claimed));
   if (!alt.pass) return false;
-  v.findings.push_back(reversed_finding(claimed, alt));
+  v.findings.push_back(reversed_finding(stated, alt));
   return true;
 }
 

@@ -87,7 +87,9 @@ std::int64_t sequence_length(const dump& d, const audit_options& opt) {
 
 // A forward claim (the reversed one is mapped onto it by direction.cpp). try_reversed: on a failure,
 // test whether the dump turns the other way (rotation_reversed) before the diagnosis.
-verdict audit_forward(const dump& given, const rope_config& claimed, const audit_options& opt, bool try_reversed) {
+// stated: the user's claim (claimed, or the reversed claim audit() mapped onto it), for the finding's words.
+verdict audit_forward(const dump& given, const rope_config& claimed, const audit_options& opt, bool try_reversed,
+                      const rope_config& stated) {
   // M-RoPE without rows: text-only tokens, every row the given positions.
   const dump with_rows = claimed.mrope != mrope_kind::none && given.position_rows.empty() ? text_rows(given, claimed) : dump{};
   const dump& full = with_rows.tokens > 0 ? with_rows : given;
@@ -140,8 +142,7 @@ verdict audit_forward(const dump& given, const rope_config& claimed, const audit
   }
   // The other direction first: one finding explains every cell (direction.cpp), the subset as a cheap
   // test before the whole dump.
-  if (try_reversed && (!partial || judge_only(conjugate_pairs(d, claimed), claimed, opt).pass) &&
-      reversed_hypothesis(full, claimed, opt, v)) {
+  if (try_reversed && reversed_hypothesis(jf, partial ? &d : nullptr, stated, v)) {
     order_findings(v);
     return v;
   }
@@ -153,21 +154,12 @@ verdict audit_forward(const dump& given, const rope_config& claimed, const audit
 
 }  // namespace
 
-verdict judge_only(const dump& d, const rope_config& claimed, const audit_options& opt) {
-  const dump with_rows = claimed.mrope != mrope_kind::none && d.position_rows.empty() ? text_rows(d, claimed) : dump{};
-  const dump& full = with_rows.tokens > 0 ? with_rows : d;
-  const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
-  const std::int64_t seq_len = sequence_length(full, opt);
-  const reference::rope_reference ref(claimed, seq_len);
-  audit_options quiet = opt;
+verdict judge_in_frame(const judging_frame& f, const dump& d) {
+  audit_options quiet = f.opt;
   quiet.progress = nullptr;
   verdict v;
-  (void)judge_elements(judging_frame{full, claimed, quiet, ref, AL, seq_len}, v);
+  (void)judge_elements(judging_frame{d, f.claimed, quiet, f.ref, f.AL, f.seq_len}, v);
   return v;
-}
-
-verdict audit_forward_only(const dump& d, const rope_config& claimed, const audit_options& opt) {
-  return audit_forward(d, claimed, opt, false);
 }
 
 }  // namespace ropecheck::audit::detail
@@ -178,9 +170,15 @@ verdict audit(const dump& given, const rope_config& claimed, const audit_options
   detail::check_dump(given, claimed, opt);
   // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
   if (claimed.outputs == output_order::half_split) return detail::audit_half_split_outputs(given, claimed, opt);
-  // A reversed rotation (nanochat) is judged as the forward one on the conjugated pairs.
-  if (claimed.direction == rotation_direction::reversed) return detail::audit_reversed(given, claimed, opt);
-  return detail::audit_forward(given, claimed, opt, claimed.mrope == mrope_kind::none);
+  // A reversed rotation (nanochat) is judged as the forward one on the conjugated pairs (direction.cpp):
+  // the same judgement, diagnosis and rotation_reversed test, worded in the reversed claim's terms.
+  const bool one_d = claimed.mrope == mrope_kind::none;  // M-RoPE keeps its own passes: no rotation_reversed test
+  if (claimed.direction == rotation_direction::reversed) {
+    rope_config forward = claimed;
+    forward.direction = rotation_direction::forward;
+    return detail::audit_forward(detail::conjugate_pairs(given, claimed), forward, opt, one_d, claimed);
+  }
+  return detail::audit_forward(given, claimed, opt, one_d, claimed);
 }
 
 }  // namespace ropecheck::audit

@@ -44,11 +44,10 @@ void score_violation(const dump& d, const rope_config& claimed, const reference:
 // returns true when so.
 bool not_framework_convention(const judging_frame& f, const judgement& j, verdict& v);
 
-// The verdict of the judging alone (pass, worst ratio, distances), without a diagnosis (judge.cpp).
-[[nodiscard]] verdict judge_only(const dump& d, const rope_config& claimed, const audit_options& opt);
-
-// audit() of a forward claim without the rotation_reversed hypothesis (judge.cpp; direction.cpp's
-// mapped dumps are judged with it, so the hypothesis is tested once, in the claim's own terms).
-[[nodiscard]] verdict audit_forward_only(const dump& d, const rope_config& claimed, const audit_options& opt);
+// The verdict of the judging alone (pass, worst ratio, distances), without a diagnosis, of d judged in
+// the frame f: its claim, reference, allowance and sequence length (not d's own), without progress. A
+// hypothesis tested on a transformed dump, or on a subset of it, so sees the schedule the claim was
+// judged with (judge.cpp).
+[[nodiscard]] verdict judge_in_frame(const judging_frame& f, const dump& d);
 
 }  // namespace ropecheck::audit::detail
