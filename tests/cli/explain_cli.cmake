@@ -13,6 +13,10 @@ ropecheck_cli_test(explain_model_type_without_facts_exits_2 2
                    explain --config ${cfgs}/unknown_model_type.json)
 ropecheck_cli_test(explain_assume_llama_is_recorded 0 "layout half_split +\\[declared\\] +--assume-llama.*assumption: no facts for model_type \"qwen9_next\": convention declared by --assume-llama"
                    explain --config ${cfgs}/unknown_model_type.json --assume-llama)
+ropecheck_cli_test(explain_refuses_an_override_it_would_not_apply 2 "--base 500000, --preset llama3-8b: explain derives the convention from --config"
+                   explain --config ${cfgs}/qwen3_next_no_partial.json --base 500000 --preset llama3-8b)
+ropecheck_cli_test(explain_reads_a_declaration_flag 0 "layout interleaved +\\[declared\\]"
+                   explain --config ${cfgs}/unknown_model_type.json --layout interleaved --rotary-dim 64)
 ropecheck_cli_test(explain_writes_json 0 "" explain --config ${cfgs}/qwen3_next_no_partial.json --json ${xout}/qwen3_next.json)
 add_test(NAME cli.explain_json_has_layers_kinds_and_facts
          COMMAND ${CMAKE_COMMAND} -DFILE=${xout}/qwen3_next.json

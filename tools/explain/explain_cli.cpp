@@ -165,6 +165,22 @@ int explain_command::run() {
     std::cerr << "ropecheck explain: give --config config.json (or --families)\n";
     return 2;
   }
+  // explain shows what the file and the family's code give, with the declarations it reads (--layout,
+  // --rotary-dim, --rotary-fraction, --assume-llama, --engine, --max-model-len); a flag that would
+  // change the convention on top of that (an override, --preset, --indexer) is refused, never ignored.
+  std::vector<std::string> ignored;
+  for (const auto& o : conv_.overrides())
+    if (!o.starts_with("--layout ") && !o.starts_with("--rotary-dim ") && !o.starts_with("--rotary-fraction ")) ignored.push_back(o);
+  if (!conv_.preset.empty()) ignored.push_back("--preset " + conv_.preset);
+  if (conv_.indexer) ignored.push_back("--indexer (explain always shows the indexer's convention)");
+  if (!ignored.empty()) {
+    std::string l;
+    for (const auto& o : ignored) l += (l.empty() ? "" : ", ") + o;
+    std::cerr << "ropecheck explain: " << l << ": explain derives the convention from --config and the family's code; "
+              << "it reads the declarations --layout, --rotary-dim, --rotary-fraction, --assume-llama, --engine and "
+              << "--max-model-len, and nothing that overrides what it derives (give overrides to report, audit or certify)\n";
+    return 2;
+  }
   try {
     const hf_config_parse p = load_hf_config_with_notes(conv_.config_path, conv_.declaration());
     if (conv_.layer) (void)layer_convention(p, *conv_.layer);  // a layer past the model or without RoPE: exit 2
