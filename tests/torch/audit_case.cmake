@@ -3,13 +3,13 @@
 #         -DDIR=<case folder> -DDUMP_ARGS="<dump options>" -DEXPECT_EXIT=<0|1|2> [-DEXPECT_CLASS=<bug class>]
 #         [-DAUDIT_ARGS="<convention flags added to the audit>"] [-DCONFIG=<config.json to claim instead>]
 #         -P audit_case.cmake
-# Dumps the implementation into DIR, runs `ropecheck audit DIR/dump.safetensors (or DIR/dump for
-# --format npy) --config DIR/config.json --json DIR/verdict.json`, and passes only when the exit code
+# The dump is already in DIR, made by the setup test torch.dumps (tools/dump/batch_dump.py runs SCRIPT
+# with DUMP_ARGS --out DIR --self-check), with its exit status in DIR/dump.rc and its output in
+# DIR/dump.log. This runs `ropecheck audit DIR/dump.safetensors (or DIR/dump for --format npy) --config
+# DIR/config.json --json DIR/verdict.json`, and passes only when the dump script succeeded, the exit code
 # is EXPECT_EXIT, verdict.json's "pass" agrees with it, and (when EXPECT_CLASS is given)
 # findings[0].bug_class is EXPECT_CLASS. The audit's human output is printed in every case (and kept
-# in DIR/audit.txt).
-# -DPREDUMPED=1: the dump is already in DIR, made by tools/dump/batch_dump.py (the setup test torch.dumps),
-# with its exit status in DIR/dump.rc and its output in DIR/dump.log; the case audits it.
+# in DIR/audit.txt), with the command that makes the dump alone.
 #   cmake -DUNAVAILABLE=1 [-DPYTHON=...] -P audit_case.cmake   fails with the message to install torch.
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
 
@@ -36,30 +36,21 @@ if(DUMP_ARGS MATCHES "--format[ =]npy")
 endif()
 
 string(JOIN " " shown_dump "${PYTHON}" "${SCRIPT}" ${args} --out "${DIR}" --self-check)
-if(PREDUMPED)
-  # 1. The dump, made by the setup test torch.dumps (tools/dump/batch_dump.py): its exit status and output.
-  if(NOT EXISTS "${DIR}/dump.rc")
-    message(FATAL_ERROR "no dump in ${DIR}: the setup test torch.dumps makes it (ctest runs it first; "
-                        "`ctest -FS torch_dumps` skips it). Alone:\n  ${shown_dump}")
-  endif()
-  file(STRINGS "${DIR}/dump.rc" rc LIMIT_COUNT 1)
-  set(out "")
-  if(EXISTS "${DIR}/dump.log")
-    file(READ "${DIR}/dump.log" out)
-  endif()
-  set(err "")
-  file(REMOVE "${DIR}/verdict.json" "${DIR}/audit.txt")  # this run's, never a previous run's
-else()
-  file(REMOVE_RECURSE "${DIR}")
-  file(MAKE_DIRECTORY "${DIR}")
-  # 1. The dump (with its float64 self-check line).
-  execute_process(COMMAND "${PYTHON}" "${SCRIPT}" ${args} --out "${DIR}" --self-check
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+# 1. The dump, made by the setup test torch.dumps: its exit status and output.
+if(NOT EXISTS "${DIR}/dump.rc")
+  message(FATAL_ERROR "no dump in ${DIR}: the setup test torch.dumps makes it (ctest runs it first; "
+                      "`ctest -FS torch_dumps` skips it). Alone:\n  ${shown_dump}")
 endif()
+file(STRINGS "${DIR}/dump.rc" rc LIMIT_COUNT 1)
+set(out "")
+if(EXISTS "${DIR}/dump.log")
+  file(READ "${DIR}/dump.log" out)
+endif()
+file(REMOVE "${DIR}/verdict.json" "${DIR}/audit.txt")  # this run's, never a previous run's
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "the dump script failed (exit ${rc}):\n  ${shown_dump}\n${out}${err}")
+  message(FATAL_ERROR "the dump script failed (exit ${rc}):\n  ${shown_dump}\n${out}")
 endif()
-message(STATUS "dump: ${shown_dump}\n${out}${err}")
+message(STATUS "dump: ${shown_dump}\n${out}")
 
 # 2. The audit.
 # AUDIT_ARGS (optional): convention flags on top of the claim, e.g. another claim's layout.

@@ -25,7 +25,7 @@ endif()
 # ropecheck_torch_audit_test(<test> <script> <case folder> <dump options> <expected exit> <class or "-">
 #                            <audit flags> <claim config.json or "">): one end-to-end case. Its dump is made by
 # the setup test torch.dumps (every case's dump in one interpreter that imported torch once:
-# tools/dump/batch_dump.py); the case audits it (audit_case.cmake, -DPREDUMPED=1) and prints the dump
+# tools/dump/batch_dump.py); the case audits it (audit_case.cmake) and prints the dump
 # script's command line to reproduce it alone.
 function(ropecheck_torch_audit_test test script dir dump_args expect_exit expect_class audit_args config)
   if(expect_class STREQUAL "-")  # no class expected (a passing case, or a failure ropecheck names no class for)
@@ -42,7 +42,6 @@ function(ropecheck_torch_audit_test test script dir dump_args expect_exit expect
                    -DEXPECT_CLASS=${expect_class}
                    "-DAUDIT_ARGS=${audit_args}"
                    "-DCONFIG=${config}"
-                   -DPREDUMPED=1
                    -P ${_rc_torch_case})
   set_tests_properties(${test} PROPERTIES LABELS torch TIMEOUT 300 FIXTURES_REQUIRED torch_dumps)
   set_property(GLOBAL APPEND PROPERTY ROPECHECK_TORCH_DUMPS "${dir}\t${script}\t${dump_args}")

@@ -7,8 +7,9 @@ Each line of the manifest is `<case folder>\\t<script>\\t<dump options>` (tests/
 it). For each case the folder is emptied, then a forked child runs the script as `__main__` with
 `<dump options> --out <folder> --self-check`, exactly the command a case prints for reproduction,
 its stdout and stderr going to <folder>/dump.log; its exit status goes to <folder>/dump.rc. A case that
-fails is that case's failure (its CTest test reads dump.rc), not the batch's: the batch exits 0 when
-every case ran, 2 when the manifest cannot be read.
+fails, hangs past CASE_SECONDS (killed: SIGALRM) or whose folder cannot be made is that case's failure
+(its CTest test reads dump.rc), not the batch's: the batch exits 0 when every case ran, 2 when the
+manifest cannot be read.
 
 Why: importing torch costs 1.5-3 s of a 2-core machine; 170 cases paid it 170 times. A fork of a parent
 that has imported torch but run no op starts each case in milliseconds, with nothing shared between
@@ -16,12 +17,16 @@ cases (each child is a fresh copy of the parent: no state of one case reaches th
 """
 import argparse
 import os
+import ctypes
 import runpy
 import shlex
 import shutil
+import signal
 import sys
 import time
 import traceback
+
+CASE_SECONDS = 120  # one dump takes well under a second; this is a hang, not a slow case
 
 
 def read_manifest(path):
@@ -51,6 +56,7 @@ def child(folder, script, args):
         sys.stderr = os.fdopen(2, "w", buffering=1)
         sys.argv = [script] + args
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        signal.alarm(CASE_SECONDS)  # default action: the child dies of SIGALRM, reported as exit -14
         try:
             runpy.run_path(script, run_name="__main__")
             code = 0
@@ -63,14 +69,15 @@ def child(folder, script, args):
             code = 1
         sys.stdout.flush()
         sys.stderr.flush()
+        ctypes.CDLL(None).fflush(None)  # what C/C++ code printed through stdio (os._exit does not flush it)
     finally:
-        os._exit(code)
+        os._exit(code if 0 <= code < 256 else 1)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--manifest", required=True)
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=1, help="cases run at once (forked children)")
     a = p.parse_args()
     try:
         cases = read_manifest(a.manifest)
@@ -81,14 +88,15 @@ def main():
     import torch  # noqa: F401
 
     start = time.monotonic()
-    running = {}  # pid -> (folder, start)
+    running = {}  # pid -> folder
     failed = []
     queue = list(cases)
 
     def reap():
         pid, status = os.wait()
-        folder, t0 = running.pop(pid)
-        rc = os.waitstatus_to_exitcode(status)
+        finish(running.pop(pid), os.waitstatus_to_exitcode(status))
+
+    def finish(folder, rc):
         with open(os.path.join(folder, "dump.rc"), "w", encoding="utf-8") as f:
             f.write(f"{rc}\n")
         if rc != 0:
@@ -97,18 +105,22 @@ def main():
     while queue or running:
         while queue and len(running) < max(1, a.jobs):
             folder, script, args = queue.pop(0)
-            shutil.rmtree(folder, ignore_errors=True)
-            os.makedirs(folder)
+            try:
+                shutil.rmtree(folder, ignore_errors=True)
+                os.makedirs(folder)
+            except OSError as e:  # this case's failure: its test finds no dump.rc and says so
+                print(f"batch_dump.py: {folder}: {e}", file=sys.stderr)
+                failed.append((folder, 1))
+                continue
             args = args + ["--out", folder, "--self-check"]
-            with open(os.path.join(folder, "dump.cmd"), "w", encoding="utf-8") as f:
-                f.write(shlex.join([sys.executable, script] + args) + "\n")
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
                 child(folder, script, args)
-            running[pid] = (folder, time.monotonic())
-        reap()
+            running[pid] = folder
+        if running:
+            reap()
     print(f"batch_dump.py: {len(cases)} dumps in {time.monotonic() - start:.1f} s, {len(failed)} failed"
           + "".join(f"\n  {folder}: exit {rc} (see {folder}/dump.log)" for folder, rc in failed))
     return 0
