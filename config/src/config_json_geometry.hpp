@@ -133,8 +133,8 @@ inline lengths read_geometry(const reader& r, const json& t, const json& b, cons
   };
   const auto prf_top = fraction(t, "partial_rotary_factor", "partial_rotary_factor");
   // A proportional block's partial_rotary_factor is that rule's (config_json_scaling.hpp), not the head's.
-  const auto rt_it = b.is_object() ? b.find("rope_type") : b.end();
-  const bool proportional_block = rt_it != b.end() && rt_it->is_string() && rt_it->get<std::string>() == "proportional";
+  auto names = [&](const char* k) { return b.is_object() && b.contains(k) && b[k].is_string() && b[k].get<std::string>() == "proportional"; };
+  const bool proportional_block = names("rope_type") || names("type");  // either spelling, as read_rule reads it
   const auto prf_block = proportional_block ? std::nullopt : fraction(b, "partial_rotary_factor", at("partial_rotary_factor"));
   const auto pct = fraction(t, "rotary_pct", "rotary_pct");
   const auto rd = r.positive_length(t, "rotary_dim", "rotary_dim");

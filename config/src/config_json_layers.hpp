@@ -112,14 +112,14 @@ inline convention_facts read_convention(const reader& r, const json& t, const bl
     log.add("head_dim", std::to_string(c.head_dim), t.contains(v.head_key) ? fact_origin::file : fact_origin::class_default,
             (t.contains(v.head_key) ? v.head_key : v.head_key + " absent: class default") + " (" + v.source + ")");
   read_layout(r, t, f, decl, c, log, notes);
-  read_rule(r, rule_inputs{b, block_path, L.mpe, L.orig, f.declared ? nullptr : &f.row, std::string(f.row.model_type), B.origin,
+  const std::string rope_type = read_rule(r, rule_inputs{b, block_path, L.mpe, L.orig, f.declared ? nullptr : &f.row, std::string(f.row.model_type), B.origin,
                            std::string(f.row.block_keys), decl.engine, decl.max_model_len, f.row.head == head_rule::mla},
             c, log);
   vllm_convention(r, t, f.row.head == head_rule::mla, decl, c, log);
   if (fam.row.quirk == family_quirk::hunyuan_alpha && c.scaling == scaling_kind::ntk && !t.contains("head_dim"))
     r.fail("head_dim", "missing; HunYuan's NTK-alpha base reads config.head_dim for its exponent d/(d-2), None without it "
                        "(transformers models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__)");
-  if (fam.row.layers == layer_rule::gemma4 && v.head_key == "global_head_dim" && c.frozen_bands == 0) {
+  if (fam.row.layers == layer_rule::gemma4 && v.head_key == "global_head_dim" && rope_type != "proportional") {
     const auto hd = r.positive_length(t, "head_dim", "head_dim").value_or(fam.row.head_default);
     if (hd != c.head_dim)
       r.fail(block_path + ".rope_type", "not \"proportional\" on Gemma 4's full_attention layers: the code then builds a table of head_dim = " +

@@ -98,8 +98,9 @@ inline void proportional(const reader& r, const rule_inputs& in, rope_config& c,
 }  // namespace detail_scaling
 
 // Reads the rope type and its parameters into c (head_dim and rotary_dim already set: LongRoPE sizes
-// its lists by it), then the M-RoPE sections.
-inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, const fact_log& log) {
+// its lists by it), then the M-RoPE sections. Returns the rope type read (rope_type or type, the name
+// as the file spells it; "default" when the block names none).
+inline std::string read_rule(const reader& r, const rule_inputs& in, rope_config& c, const fact_log& log) {
   const json& b = in.b;
   const std::string& bp = in.bp;
   const auto mpe = in.mpe;
@@ -382,6 +383,7 @@ inline void read_rule(const reader& r, const rule_inputs& in, rope_config& c, co
     }
   }
   if (in.engine == engine_reading::vllm) vllm_mrope(vin, c, log);
+  return type;
 }
 
 }  // namespace ropecheck::detail::json_read
