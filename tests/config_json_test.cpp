@@ -332,6 +332,33 @@ TEST(HfConfig, DeepNestingIsRejectedWithoutRecursion) {
 namespace {
 // Found by fuzz/fuzz_config_json (the reproducers are in fuzz/corpus/config_json/finding_*.json):
 // each parameter valid alone, the schedule infinite. Now refused with the field named.
+// A layer type the family's code does not scale (OLMo 3's sliding layers: YaRN on full attention only)
+// keeps none of the rule's parameters: its convention is a default one, field for field (the dedup of
+// conventions and the claim's facts compare whole configs), and no fact of the rule is left on it.
+TEST(HfConfig, UnscaledLayersKeepNoParameterOfTheRule) {
+  const json j = json::parse(R"({"model_type": "olmo3", "hidden_size": 512, "num_attention_heads": 4, "num_hidden_layers": 4,
+    "max_position_embeddings": 65536, "rope_theta": 500000, "sliding_window": 4096,
+    "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+    "rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 8192,
+                     "attention_factor": 1.2, "beta_fast": 16.0, "beta_slow": 2.0}})");
+  const auto p = ropecheck::parse_hf_config_with_notes(j);
+  const rope_config full = ropecheck::layer_convention(p, 3), sliding = ropecheck::layer_convention(p, 0);
+  EXPECT_EQ(full.scaling, scaling_kind::yarn);
+  EXPECT_EQ(full.beta_fast, 16.0);
+  rope_config plain;  // the sliding layer: the full layer's geometry, base and lengths, no rule
+  plain.head_dim = full.head_dim;
+  plain.rotary_dim = full.rotary_dim;
+  plain.base = full.base;
+  plain.pair_layout = full.pair_layout;
+  plain.max_position_embeddings = full.max_position_embeddings;
+  plain.original_max_position_embeddings = full.original_max_position_embeddings;
+  EXPECT_EQ(sliding, plain) << "beta_fast " << sliding.beta_fast << ", beta_slow " << sliding.beta_slow;
+  for (const auto& c : p.conventions) {
+    if (c.type != "sliding_attention") continue;
+    for (const auto& f : c.facts) EXPECT_NE(f.field, "beta_fast/beta_slow") << f.value << " " << f.source;
+  }
+}
+
 TEST(HfConfig, SchedulesThatOverflowAreRefused) {
   const char* cases[][2] = {
       {R"({"model_type": "llama", "head_dim": 4, "rope_scaling": {"type": "linear", "factor": 1e-320}})", "inv_freq is not finite"},

@@ -127,18 +127,28 @@ inline convention_facts read_convention(const reader& r, const json& t, const bl
                                             " head, which the attention cannot apply (" + v.source + ")");
   }
   if (v.unscaled && c.scaling != scaling_kind::none) {
+    // Every parameter of the rule back to its default (not only those the judge reads for
+    // scaling none): the layer's convention equals a default one, facts and all.
     const rope_config plain;
-    c.scaling = scaling_kind::none;
-    c.factor = 1.0;
+    c.scaling = plain.scaling;
+    c.factor = plain.factor;
+    c.beta_fast = plain.beta_fast;
+    c.beta_slow = plain.beta_slow;
+    c.truncate = plain.truncate;
     c.attention_factor = plain.attention_factor;
     c.mscale = plain.mscale;
     c.mscale_all_dim = plain.mscale_all_dim;
+    c.low_freq_factor = plain.low_freq_factor;
+    c.high_freq_factor = plain.high_freq_factor;
     c.short_factor.clear();
     c.long_factor.clear();
-    c.short_mscale.reset();
-    c.long_mscale.reset();
+    c.short_mscale = plain.short_mscale;
+    c.long_mscale = plain.long_mscale;
     log.add("scaling", "default", fact_origin::family_code, "no scaling on " + v.label + " layers: " + v.source);
-    std::erase_if(out.facts, [](const fact& x) { return x.field == "factor" || x.field == "attention_factor" || x.field == "beta_fast/beta_slow"; });
+    std::erase_if(out.facts, [&](const fact& x) {
+      return x.field == "factor" || x.field == "attention_factor" || x.field == "beta_fast/beta_slow" || x.field == "mixed_b" ||
+             x.field.starts_with(block_path + ".");  // the rule's block, not read on these layers
+    });
   }
   if (!v.base_key.empty()) {
     const auto lb = r.number(t, v.base_key.c_str(), v.base_key);
