@@ -313,10 +313,9 @@ inline std::vector<planned_layer> plan_layers(const reader& r, const json& t, in
       for (int i = 0; i < n; ++i) def.push_back(i % p == 0 ? "full_attention" : "sliding_attention");
       const auto types = types_or(def, "global_attn_every_n_layers = " + std::to_string(p));
       check_types(r, types, {"sliding_attention", "full_attention"}, fam);
-      const bool keyed = t.contains("rope_parameters") && t["rope_parameters"].is_object() && !looks_like_rope_block(t["rope_parameters"]);
+      // A v5 block keyed by layer type says each type's base itself (parse_as drops the base key then).
       for (const auto& ty : types) {
-        if (keyed) out.push_back(rope(ty));
-        else if (ty == "full_attention") out.push_back(rope(ty, variant{"", false, "global_rope_theta", 160000.0, "", 0, src}));
+        if (ty == "full_attention") out.push_back(rope(ty, variant{"", false, "global_rope_theta", 160000.0, "", 0, src}));
         else out.push_back(rope(ty, variant{"", false, "local_rope_theta", 10000.0, "", 0, src}));
       }
       break;

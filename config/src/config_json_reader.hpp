@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -53,13 +54,9 @@ inline std::string fmt(double v) {
     o << std::fixed << v;
     return o.str();
   }
-  for (int p = 1; p <= 17; ++p) {
-    std::ostringstream o;
-    o.precision(p);
-    o << v;
-    if (p == 17 || std::strtod(o.str().c_str(), nullptr) == v) return o.str();  // strtod: no throw on subnormals
-  }
-  return {};
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round trip (C++17), never too short
+  return std::string(buf, r.ptr);
 }
 
 class reader {
