@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ropecheck/architectures.hpp"
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config_json.hpp"
 
@@ -38,6 +39,21 @@ struct fact_log {
       }
     facts.push_back({std::move(field), std::move(value), origin, std::move(source)});
   }
+};
+
+// What the block's rope type, lengths and family fix; mpe/orig are the lengths already read.
+struct rule_inputs {
+  const json& b;                    // the block ({} when the config has none)
+  const std::string& bp;            // its JSON path
+  std::optional<std::int64_t> mpe;  // max_position_embeddings
+  std::optional<std::int64_t> orig; // original_max_position_embeddings (top level or block)
+  const architecture_facts* facts;  // nullptr: a declared family
+  std::string model_type;
+  fact_origin origin = fact_origin::file;  // class_default when the block is the family's default
+  std::string family_key_note;      // extra keys the family reads in the block ("" none), for messages
+  engine_reading engine = engine_reading::transformers;  // --engine
+  std::optional<std::int64_t> max_model_len;              // --max-model-len
+  bool mla = false;                 // the family's rope slice is MLA's (vLLM: DeepseekScalingRotaryEmbedding)
 };
 
 inline std::string describe(const json& v) {

@@ -53,20 +53,6 @@ inline std::vector<std::string> block_keys(scaling_kind k, bool proportional) {
   return keys;
 }
 
-// What the block's rope type, lengths and family fix; mpe/orig are the lengths already read.
-struct rule_inputs {
-  const json& b;                    // the block ({} when the config has none)
-  const std::string& bp;            // its JSON path
-  std::optional<std::int64_t> mpe;  // max_position_embeddings
-  std::optional<std::int64_t> orig; // original_max_position_embeddings (top level or block)
-  const architecture_facts* facts;  // nullptr: a declared family
-  std::string model_type;
-  fact_origin origin = fact_origin::file;  // class_default when the block is the family's default
-  std::string family_key_note;      // extra keys the family reads in the block ("" none), for messages
-  engine_reading engine = engine_reading::transformers;  // --engine
-  std::optional<std::int64_t> max_model_len;              // --max-model-len
-  bool mla = false;                 // the family's rope slice is MLA's (vLLM: DeepseekScalingRotaryEmbedding)
-};
 
 namespace detail_scaling {
 
@@ -117,7 +103,6 @@ inline std::string read_rule(const reader& r, const rule_inputs& in, rope_config
   const std::string type = rt.value_or("default");
   bool is_proportional = false;
   std::vector<std::string> family_keys;  // block keys the family's code reads beyond the rope type's
-  const vllm_inputs vin{b, bp, mpe, orig, in.engine, in.max_model_len, in.mla, detail_scaling::via_family(in)};
   bool vllm_type = false;  // a rope type only vLLM defines (config_json_vllm.hpp), read whole there
   if (type == "default") c.scaling = scaling_kind::none;
   else if (type == "mrope") c.scaling = scaling_kind::none;  // Qwen2-VL; sections read below
@@ -127,7 +112,7 @@ inline std::string read_rule(const reader& r, const rule_inputs& in, rope_config
   else if (type == "llama3") c.scaling = scaling_kind::llama3;
   else if (type == "longrope" || type == "su") c.scaling = scaling_kind::longrope;
   else if (type == "proportional") is_proportional = true, c.scaling = scaling_kind::none;
-  else if (vllm_rope_type(r, vin, type, type_field, c, log, family_keys)) vllm_type = true;
+  else if (vllm_rope_type(r, in, type, type_field, c, log, family_keys)) vllm_type = true;
   else if (const rope_variant* v = find_variant_by_rope_type(type); v && v->status == variant_status::refused)
     r.fail(type_field, "\"" + type + "\" selects " + std::string(v->engine) + "'s " + std::string(v->name) + " (" + std::string(v->file) +
                            "): " + std::string(v->reading) + "; ropecheck refuses it (ropecheck explain --variants lists every variant)");
@@ -309,7 +294,7 @@ inline std::string read_rule(const reader& r, const rule_inputs& in, rope_config
   if (in.engine == engine_reading::vllm && !vllm_type && !is_proportional) {
     const auto more = vllm_block_keys(alpha_rule ? scaling_kind::dynamic_ntk : c.scaling);
     family_keys.insert(family_keys.end(), more.begin(), more.end());
-    vllm_rule(r, vin, c, log, alpha_rule);
+    vllm_rule(r, in, c, log, alpha_rule);
   }
 
   // --- unknown keys ------------------------------------------------------------------------------
@@ -382,7 +367,7 @@ inline std::string read_rule(const reader& r, const rule_inputs& in, rope_config
       r.fail(at("mrope_section"), e.what());
     }
   }
-  if (in.engine == engine_reading::vllm) vllm_mrope(vin, c, log);
+  if (in.engine == engine_reading::vllm) vllm_mrope(in, c, log);
   return type;
 }
 

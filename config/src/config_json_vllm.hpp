@@ -21,15 +21,6 @@
 
 namespace ropecheck::detail::json_read {
 
-struct vllm_inputs {
-  const json& b;          // the rope block
-  const std::string& bp;  // its path
-  std::optional<std::int64_t> mpe, orig;
-  engine_reading engine;
-  std::optional<std::int64_t> max_model_len;  // --max-model-len
-  bool mla = false;       // the family's rope slice is MLA's (vLLM's DeepSeek model file: deepseek_yarn)
-  const std::string& via; // the family, for messages
-};
 
 namespace detail_vllm {
 
@@ -48,7 +39,7 @@ inline double get_mscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m *
 
 // The rope types only vLLM defines. Sets the rule into c and returns true; keys receives the block
 // keys the rule reads. A vLLM type that needs vLLM's reading without --engine vllm is an error saying so.
-inline bool vllm_rope_type(const reader& r, const vllm_inputs& in, const std::string& type, const std::string& type_field,
+inline bool vllm_rope_type(const reader& r, const rule_inputs& in, const std::string& type, const std::string& type_field,
                            rope_config& c, const fact_log& log, std::vector<std::string>& keys) {
   auto at = [&](const char* k) { return in.bp + "." + k; };
   if (type == "ntk") {
@@ -123,7 +114,7 @@ inline std::vector<std::string> vllm_block_keys(scaling_kind k) {
 
 // --engine vllm: vLLM's reading of the transformers rule already read into c (before the M-RoPE
 // sections; alpha is read by the caller for every family under this reading).
-inline void vllm_rule(const reader& r, const vllm_inputs& in, rope_config& c, const fact_log& log, bool alpha_rule) {
+inline void vllm_rule(const reader& r, const rule_inputs& in, rope_config& c, const fact_log& log, bool alpha_rule) {
   auto at = [&](const char* k) { return in.bp + "." + k; };
   const json& b = in.b;
   switch (c.scaling) {
@@ -248,7 +239,7 @@ inline void vllm_convention(const reader& r, const json& t, bool mla, const conv
 
 // --engine vllm, after the M-RoPE sections: MRotaryEmbedding enlarges max_position 4x before YaRN's
 // inv_freq, so the correction range is taken at 4 * original_max_position_embeddings.
-inline void vllm_mrope(const vllm_inputs& in, rope_config& c, const fact_log& log) {
+inline void vllm_mrope(const rule_inputs& in, rope_config& c, const fact_log& log) {
   if (c.mrope == mrope_kind::none || c.scaling != scaling_kind::yarn || !in.orig) return;
   c.original_max_position_embeddings = 4 * *in.orig;
   log.add("original_max_position_embeddings", std::to_string(c.original_max_position_embeddings), fact_origin::derived,
