@@ -197,10 +197,11 @@ struct convention_flags {
   // name describes where it came from.
   // notes receives what the config parser decided (hf_config_parse::notes) and the layer used;
   // dump_layer is the layer a dump says it came from (used when --layer is not given).
-  // claim_out receives what the convention was claimed from (family, layer, the facts and their sources).
+  // claim_out receives what the convention was claimed from (family, layer, the facts and their sources);
+  // parsed_out, with --config, the parse itself (for a door that reads other layers of the same file).
   rope_config resolve(std::string& name, const std::optional<rope_config>& fallback = {},
                       std::vector<std::string>* notes = nullptr, std::optional<int> dump_layer = {},
-                      claim* claim_out = nullptr, bool dump_indexer = false) const {
+                      claim* claim_out = nullptr, bool dump_indexer = false, hf_config_parse* parsed_out = nullptr) const {
     if (!config_path.empty() && !preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
@@ -209,9 +210,9 @@ struct convention_flags {
       throw std::invalid_argument("--engine needs --config (it says whose reading of a config.json is claimed)");
     rope_config cfg;
     claim made;
-    made.overrides = overrides();
     if (!config_path.empty()) {
-      const hf_config_parse parsed = load_hf_config_with_notes(config_path, declaration());
+      const convention_declaration decl = declaration();
+      hf_config_parse parsed = load_hf_config_with_notes(config_path, decl);
       const std::optional<int> which = layer ? layer : dump_layer;
       cfg = config_for_layer(parsed, which, layer ? "--layer" : "the dump's metadata", notes);
       if (indexer || dump_indexer) {
@@ -225,15 +226,14 @@ struct convention_flags {
       if (notes) notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
       if (notes)
         for (const auto& a : parsed.assumptions) notes->push_back("assumption: " + a);
-      const auto keep = made.overrides;
       made = explain::claim_of(parsed, which ? *which : -1, config_path);
-      made.engine = declaration().engine;
+      made.engine = decl.engine;
       if ((indexer || dump_indexer) && parsed.indexer) {
         made.layer_type = "lightning indexer";
         made.facts = parsed.indexer->facts;
       }
-      made.overrides = keep;
       name = config_path;
+      if (parsed_out) *parsed_out = std::move(parsed);
     } else if (!preset.empty() || !fallback) {
       const std::string p = preset.empty() ? "llama3-8b" : preset;
       const auto found = find_preset(p);
@@ -305,6 +305,7 @@ struct convention_flags {
     }
     if (any_override()) name += name.empty() ? "flags" : " (with overrides)";
     validate(cfg);  // a clear message naming the field
+    made.overrides = overrides();
     if (claim_out) *claim_out = std::move(made);
     return cfg;
   }

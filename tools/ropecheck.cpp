@@ -270,7 +270,8 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
     }
   }
   ropecheck::claim claim_info;
-  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info, dump_indexer);
+  hf_config_parse parsed;  // with --config: read once, for the claim and the other-layer hypothesis
+  const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info, dump_indexer, &parsed);
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
@@ -304,7 +305,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   describe_position_rows(in, claimed, r);
   r.v = audit::audit(in.d, claimed, o);
   if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
-    other_layer_hypothesis(load_hf_config_with_notes(claim.config_path, claim.declaration()), in.d, claimed, o, r.v);
+    other_layer_hypothesis(parsed, in.d, claimed, o, r.v);
   // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens
   // only; they do not depend on where the outputs are written (DeepSeek's half-split order).
   rope_config cache_claim = claimed;

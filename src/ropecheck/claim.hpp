@@ -88,7 +88,6 @@ struct convention_declaration {
   bool assume_llama = false;          // --assume-llama: read the file as HF Llama's code reads it
   engine_reading engine = engine_reading::transformers;  // --engine
   std::optional<std::int64_t> max_model_len;              // --max-model-len (vLLM's engine-wide length)
-  [[nodiscard]] bool any() const noexcept { return pair_layout || rotary_dim || rotary_fraction || assume_llama; }
 };
 
 // What a door checked against, and why: the family, the layer chosen and the facts of its convention.
