@@ -50,6 +50,11 @@ claim claim_of(const hf_config_parse& p, int layer, const std::string& source) {
   return c;
 }
 
+std::string fact_line(const fact& f) {
+  auto padded = [](std::string t, std::size_t w) { return t.size() < w ? t + std::string(w - t.size(), ' ') : t; };
+  return padded(f.field + " " + f.value, 26) + " " + padded("[" + std::string(to_string(f.origin)) + "]", 15) + " " + f.source;
+}
+
 std::vector<std::string> claim_lines(const claim& c) {
   std::vector<std::string> out;
   std::string head = "claim: " + c.source;
@@ -58,11 +63,7 @@ std::vector<std::string> claim_lines(const claim& c) {
     head += std::string(c.primary ? ", the first RoPE layer: " : ", ") + "layer " + std::to_string(c.layer) + " (" + c.layer_type +
             ") of " + std::to_string(c.num_layers);
   out.push_back(head);
-  for (const fact& f : c.facts) {
-    char line[96];
-    std::snprintf(line, sizeof line, "  %-22s %-14s ", (f.field + " " + f.value).c_str(), ("[" + std::string(to_string(f.origin)) + "]").c_str());
-    out.push_back(line + f.source);
-  }
+  for (const fact& f : c.facts) out.push_back("  " + fact_line(f));
   for (const auto& a : c.assumptions) out.push_back("  assumption: " + a);
   for (const auto& o : c.overrides) out.push_back("  override: " + o);
   return out;

@@ -24,6 +24,9 @@ namespace ropecheck::explain {
 // and override.
 [[nodiscard]] std::vector<std::string> claim_lines(const claim& c);
 
+// One fact: "<field> <value>  [<origin>]  <source>", in columns (explain and the doors' claim lines).
+[[nodiscard]] std::string fact_line(const fact& f);
+
 // A convention in one line ("RoPE half_split, head_dim 128, rotary_dim 64, base 10000, default, ...").
 [[nodiscard]] std::string convention_line(const rope_config& c);
 

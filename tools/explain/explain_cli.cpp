@@ -52,9 +52,7 @@ std::vector<group> groups_of(const hf_config_parse& p) {
 }
 
 void print_facts(const std::vector<fact>& facts) {
-  for (const fact& f : facts)
-    std::printf("    %-26s %-15s %s\n", (f.field + " " + f.value).c_str(), ("[" + std::string(to_string(f.origin)) + "]").c_str(),
-                f.source.c_str());
+  for (const fact& f : facts) std::printf("    %s\n", fact_line(f).c_str());
 }
 
 std::string rotary_from(const architecture_facts& a) {
