@@ -523,21 +523,26 @@ TEST(TensorFileEmpty, ZeroElementTensorsOfEveryFloatDtypeReadAsEmpty) {
 }  // namespace ropecheck::audit
 
 namespace {
-using ropecheck::audit::read_safetensors_metadata;
-// The header's __metadata__ (the dump's "layer" is read from it by `ropecheck audit`): string
-// values kept, other values and a missing object give nothing, the tensors are not read.
-TEST_F(TensorFile, SafetensorsMetadataIsReadFromTheHeaderAlone) {
+using ropecheck::audit::read_safetensors;
+// The header's __metadata__ (the dump's "layer" and "part" are read from it by `ropecheck audit`),
+// read with the tensors: string values kept, a missing object gives nothing, a value that is not a
+// string is refused.
+TEST_F(TensorFile, SafetensorsMetadataIsReadWithTheTensors) {
   const std::string data = le32s({1});
   const auto with = write("with.safetensors",
                           safetensors_bytes(R"({"__metadata__":{"layer":"5","impl":"hf"},"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
-  const auto meta = read_safetensors_metadata(with);
+  std::map<std::string, std::string> meta{{"stale", "from before"}};
+  const auto ts = read_safetensors(with, &meta);
+  EXPECT_EQ(ts.size(), 1u);
   ASSERT_EQ(meta.size(), 2u);
   EXPECT_EQ(meta.at("layer"), "5");
   EXPECT_EQ(meta.at("impl"), "hf");
   const auto without = write("without.safetensors",
                              safetensors_bytes(R"({"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
-  EXPECT_TRUE(read_safetensors_metadata(without).empty());
-  const auto not_object = write("bad.safetensors", safetensors_bytes("[1]", data));
-  expect_input_error([&] { (void)read_safetensors_metadata(not_object); }, not_object, "not a JSON object");
+  (void)read_safetensors(without, &meta);
+  EXPECT_TRUE(meta.empty());
+  const auto not_string = write("bad.safetensors",
+                                safetensors_bytes(R"({"__metadata__":{"layer":5},"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
+  expect_input_error([&] { (void)read_safetensors(not_string, &meta); }, not_string, "is not a string");
 }
 }  // namespace

@@ -252,7 +252,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   std::optional<int> dump_layer;
   bool dump_indexer = false;
   {
-    const auto meta = audit::read_dump_metadata(af.dump, in.format);
+    const auto& meta = in.metadata;
     if (const auto it = meta.find("part"); it != meta.end()) {
       if (it->second != "indexer" && it->second != "attention")
         throw usage_error(af.dump + ": the dump's metadata \"part\" is \"" + it->second + "\", neither \"attention\" nor \"indexer\"");

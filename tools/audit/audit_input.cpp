@@ -93,11 +93,6 @@ std::vector<std::int64_t> take_position_rows(const tensor& pos, const tensor& x)
 
 }  // namespace
 
-std::map<std::string, std::string> read_dump_metadata(const std::filesystem::path& path, const std::string& format) {
-  if (format == "safetensors") return read_safetensors_metadata(path);
-  return read_sidecar(path).metadata;
-}
-
 std::string audit_dtype_name(dtype t) {
   switch (t) {
     case dtype::bf16: return "bfloat16";
@@ -119,12 +114,14 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     out.format = "npy";
-    const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || read_sidecar(path).bfloat16;
+    npy_sidecar side = read_sidecar(path);
+    const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || side.bfloat16;
+    out.metadata = std::move(side.metadata);
     ts = read_npy_dir(path, bf16 ? std::optional<dtype>(dtype::bf16) : std::nullopt);
     if (ts.empty()) throw input_error(path, "the directory holds no .npy files (expected positions.npy, x.npy, y.npy)");
   } else if (fs::exists(path, ec)) {
     out.format = "safetensors";
-    ts = read_safetensors(path);
+    ts = read_safetensors(path, &out.metadata);
   } else {
     throw input_error(path, "no such file or directory");
   }

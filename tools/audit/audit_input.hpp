@@ -40,16 +40,15 @@ struct loaded_dump {
   std::string x_dtype;
   std::optional<optional_tensor> cos, sin, inv_freq;
   std::vector<std::string> notes;  // what was assumed or ignored, one line each
+  // What the dump says about itself: a safetensors file's __metadata__, an .npy directory's
+  // ropecheck.json "metadata" ({} when absent).
+  std::map<std::string, std::string> metadata;
 };
 
 // declared_dtype: "bfloat16" declares '<u2' arrays of an .npy directory as bf16; for any format,
 // a declared dtype that contradicts y's stored dtype is an input_error.
 [[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
                                     const std::optional<std::string>& declared_dtype = {});
-
-// What the dump says about itself: a safetensors file's __metadata__, an .npy directory's
-// ropecheck.json "metadata" ({} when absent).
-[[nodiscard]] std::map<std::string, std::string> read_dump_metadata(const std::filesystem::path& path, const std::string& format);
 
 // The dtype names the audit uses ("float32", "bfloat16", "float16", "float64"; integer types by
 // their safetensors names).

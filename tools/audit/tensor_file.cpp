@@ -361,28 +361,13 @@ std::size_t dtype_size(dtype t) noexcept {
 input_error::input_error(const std::filesystem::path& f, const std::string& problem)
     : std::runtime_error(f.string() + ": " + problem), file(f) {}
 
-std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path) {
+std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path, std::map<std::string, std::string>* metadata) {
   const file_bytes bytes = read_file(path);
-  return parse_safetensors(bytes.span(), path);
+  return parse_safetensors(bytes.span(), path, metadata);
 }
 
-std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path) {
-  const file_bytes bytes = read_file(path);
-  const byte_view f(bytes.span(), path);
-  const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
-  if (header_len > max_header_bytes || header_len > f.size() - 8) f.fail("header length " + std::to_string(header_len) + " is absurd");
-  const auto header_bytes = f.read(8, header_len, "the JSON header");
-  const json header = json::parse(header_bytes.begin(), header_bytes.end(), nullptr, /*allow_exceptions=*/false);
-  std::map<std::string, std::string> out;
-  if (header.is_discarded() || !header.is_object()) f.fail("header is not a JSON object");
-  const auto it = header.find("__metadata__");
-  if (it == header.end() || !it->is_object()) return out;
-  for (const auto& [k, v] : it->items())
-    if (v.is_string()) out[k] = v.get<std::string>();
-  return out;
-}
-
-std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path) {
+std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path,
+                                                std::map<std::string, std::string>* metadata) {
   const byte_view f(file, path);
   const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
   if (header_len > max_header_bytes)
@@ -395,6 +380,7 @@ std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> f
   const std::uint64_t buffer_size = f.size() - buffer_start;
 
   const json header = json::parse(header_bytes.begin(), header_bytes.end(), nullptr, /*allow_exceptions=*/false);
+  if (metadata) metadata->clear();
   if (header.is_discarded()) f.fail("header is not valid JSON");
   if (!header.is_object()) f.fail("header JSON is not an object");
 
@@ -404,8 +390,10 @@ std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> f
     const std::string where = "tensor '" + name + "': ";
     if (name == "__metadata__") {
       if (!desc.is_object()) f.fail("__metadata__ is not an object");
-      for (const auto& [k, v] : desc.items())
+      for (const auto& [k, v] : desc.items()) {
         if (!v.is_string()) f.fail("__metadata__ value for '" + k + "' is not a string");
+        if (metadata) (*metadata)[k] = v.get<std::string>();
+      }
       continue;
     }
     if (!desc.is_object()) f.fail(where + "description is not an object");

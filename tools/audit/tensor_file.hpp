@@ -54,13 +54,14 @@ struct input_error : std::runtime_error {
 //    "__metadata__": {string: string} (optional)},
 // then the data buffer; offsets are relative to the buffer start, must lie inside it, must not
 // overlap, and e - b must equal product(shape) * itemsize. Gaps between tensors are tolerated.
-[[nodiscard]] std::map<std::string, tensor> read_safetensors(const std::filesystem::path& file);
+// metadata (optional) receives the header's "__metadata__" object ({} when absent; its values must be
+// strings, as the format says).
+[[nodiscard]] std::map<std::string, tensor> read_safetensors(const std::filesystem::path& file,
+                                                             std::map<std::string, std::string>* metadata = nullptr);
 // The same from the whole file's bytes; `name` stands for the file in messages (input_error::file).
 [[nodiscard]] std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> bytes,
-                                                              const std::filesystem::path& name);
-
-// The "__metadata__" object of a safetensors file's header ({} when absent); the tensors are not read.
-[[nodiscard]] std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& file);
+                                                              const std::filesystem::path& name,
+                                                              std::map<std::string, std::string>* metadata = nullptr);
 
 // NumPy .npy v1.0/2.0/3.0, C order, little-endian descr '<f2' '<f4' '<f8' '<i4' '<i8', and '<u2'
 // only when declared_bf16 == dtype::bf16 (bfloat16 bit patterns saved as uint16, which is how
