@@ -179,6 +179,50 @@ def write_dump(a, kind, tensors, config, command, generator=None, metadata=None,
 
 
 # ----------------------------------------------------------------------------------------------
+# Formulas the frameworks share (each written from their code, cited where used)
+# ----------------------------------------------------------------------------------------------
+def rotate_half(t):
+    """cat(-x2, x1) over the halves: HF's rotate_half (transformers models/llama/modeling_llama.py), vLLM's
+    rotate_neox (vllm/model_executor/layers/rotary_embedding/common.py). Half-split pairs (i, i + r/2)."""
+    h = t.shape[-1] // 2
+    return torch.cat((-t[..., h:], t[..., :h]), dim=-1)
+
+
+def rotate_half_interleaved(t):
+    """(x[2i], x[2i+1]) -> (-x[2i+1], x[2i]): GLM's rotate_half_llm (transformers models/glm/modeling_glm.py),
+    vLLM's rotate_gptj (common.py). Interleaved pairs (2i, 2i + 1)."""
+    return torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)
+
+
+def yarn_correction_range(beta_fast, beta_slow, dim, base, orig_len):
+    """YaRN's correction range with truncation (floor / ceil), clamped to [0, dim - 1], in Python doubles:
+    transformers modeling_rope_utils.py find_correction_range (truncate true, its default) and vLLM's
+    common.py yarn_find_correction_range compute the same."""
+    def cdim(rot):
+        return (dim * math.log(orig_len / (rot * 2 * math.pi))) / (2 * math.log(base))
+    low, high = math.floor(cdim(beta_fast)), math.ceil(cdim(beta_slow))
+    return max(low, 0), min(high, dim - 1)
+
+
+def hf_default_inv_freq(base, rd, exponent_dim):
+    """HF's default rule: 1 / base ** (arange(0, rd, 2, int64).float() / exponent_dim), fp32."""
+    return 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.int64).float() / exponent_dim))
+
+
+def hf_cos_sin(inv_freq, positions, dtype, scale=1.0):
+    """The HF rotary forward: fp32 freqs = inv_freq @ position_ids (autocast off), emb = cat(freqs,
+    freqs), cos/sin times the scale in fp32, cast to the model dtype. Returns [1, T, 2 * bands]."""
+    position_ids = positions[None, :]
+    inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+    position_ids_expanded = position_ids[:, None, :].float()
+    freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = emb.cos() * scale
+    sin = emb.sin() * scale
+    return cos.to(dtype=dtype), sin.to(dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------
 # --self-check
 # ----------------------------------------------------------------------------------------------
 def rotate_pairs64(x, c, s, layout):

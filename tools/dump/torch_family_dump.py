@@ -78,8 +78,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dump_common import (  # noqa: E402  (what every dump script shares)
-    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, take_defaults, write_dump)
-from torch_rope_dump import parse_positions, yarn_correction_range  # noqa: E402  (the 1-D script's)
+    DTYPES, add_output_options, check_sizes, hf_cos_sin, hf_default_inv_freq, print_self_check, rotate_half, rotate_pairs64,
+    run_kernel, take_defaults, write_dump, yarn_correction_range)
+from torch_rope_dump import parse_positions  # noqa: E402  (the 1-D script's)
 
 FAMILIES = ("nanochat", "gemma4", "hunyuan", "phimoe", "deepseek_v32")
 BUGS = {
@@ -111,29 +112,10 @@ DSV32_YARN = {"factor": 40.0, "original_max_position_embeddings": 4096, "beta_fa
 # ----------------------------------------------------------------------------------------------
 # Shared pieces (written from the formulas of the families' code)
 # ----------------------------------------------------------------------------------------------
-def rotate_half_llama(t):
-    """HF Llama's rotate_half: cat(-x2, x1)."""
-    h = t.shape[-1] // 2
-    return torch.cat((-t[..., h:], t[..., :h]), dim=-1)
-
-
 def rotate_half_nanochat(t):
     """nanochat's rotate_half: cat(x2, -x1) (the rotation turns by R(-p))."""
     h = t.shape[-1] // 2
     return torch.cat((t[..., h:], -t[..., :h]), dim=-1)
-
-
-def hf_cos_sin(inv_freq, positions, dtype, scale=1.0):
-    """The HF rotary forward: fp32 freqs = inv_freq @ position_ids (autocast off), emb = cat(freqs,
-    freqs), cos/sin times the scale in fp32, cast to the model dtype. Returns [1, T, 2 * bands]."""
-    position_ids = positions[None, :]
-    inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
-    position_ids_expanded = position_ids[:, None, :].float()
-    freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos = emb.cos() * scale
-    sin = emb.sin() * scale
-    return cos.to(dtype=dtype), sin.to(dtype=dtype)
 
 
 def hf_apply(x, cos, sin, rotate_half, rotary_dim=None):
@@ -149,19 +131,14 @@ def hf_apply(x, cos, sin, rotate_half, rotary_dim=None):
     return out[0].permute(1, 0, 2).contiguous()
 
 
-def default_inv_freq(base, dim, exponent_dim=None):
-    # 1 / base ** (arange(0, dim, 2, int64).float() / dim)
-    return 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / (exponent_dim or dim)))
-
-
 # ----------------------------------------------------------------------------------------------
 # The families. x: [T, H, D] in the dump dtype; positions: int64 [T].
 # Each returns y [T, H, D] (x.dtype), cos, sin (the rows used, as held) and inv_freq (fp32, as used).
 # ----------------------------------------------------------------------------------------------
 def run_nanochat(a, x, positions):
-    inv_freq = default_inv_freq(a.base, a.head_dim)
+    inv_freq = hf_default_inv_freq(a.base, a.head_dim, a.head_dim)
     cos, sin = hf_cos_sin(inv_freq, positions, x.dtype)
-    rh = rotate_half_llama if a.bug == "forward_rotation" else rotate_half_nanochat
+    rh = rotate_half if a.bug == "forward_rotation" else rotate_half_nanochat
     return hf_apply(x, cos, sin, rh), cos[0].contiguous(), sin[0].contiguous(), inv_freq
 
 
@@ -175,16 +152,16 @@ def gemma4_layer_types(n):
 def run_gemma4(a, x, positions):
     if a.layer_type == "sliding_attention":
         # The default RoPE of head_dim (the sliding layers' rope_parameters: default, base 1e4).
-        inv_freq = default_inv_freq(GEMMA4_SLIDING_BASE, a.head_dim)
+        inv_freq = hf_default_inv_freq(GEMMA4_SLIDING_BASE, a.head_dim, a.head_dim)
         cos, sin = hf_cos_sin(inv_freq, positions, x.dtype)
-        return hf_apply(x, cos, sin, rotate_half_llama), cos[0].contiguous(), sin[0].contiguous(), inv_freq
+        return hf_apply(x, cos, sin, rotate_half), cos[0].contiguous(), sin[0].contiguous(), inv_freq
     G, base, factor = a.head_dim, a.base, 1.0
     if a.bug == "partial_as_usual":
         # The usual partial rotary (default rope_type with partial_rotary_factor): rotary_dim coordinates.
         rd = int(G * GEMMA4_PARTIAL)
-        inv_freq = default_inv_freq(base, rd)
+        inv_freq = hf_default_inv_freq(base, rd, rd)
         cos, sin = hf_cos_sin(inv_freq, positions, x.dtype)
-        return (hf_apply(x, cos, sin, rotate_half_llama, rotary_dim=rd), cos[0].contiguous(), sin[0].contiguous(),
+        return (hf_apply(x, cos, sin, rotate_half, rotary_dim=rd), cos[0].contiguous(), sin[0].contiguous(),
                 inv_freq)
     # _compute_proportional_rope_parameters with head_dim = global_head_dim
     rope_angles = int(GEMMA4_PARTIAL * G // 2)
@@ -197,7 +174,7 @@ def run_gemma4(a, x, positions):
         inv_freq = inv_freq_rotated
     inv_freq /= factor
     cos, sin = hf_cos_sin(inv_freq, positions, x.dtype)
-    return hf_apply(x, cos, sin, rotate_half_llama), cos[0].contiguous(), sin[0].contiguous(), inv_freq
+    return hf_apply(x, cos, sin, rotate_half), cos[0].contiguous(), sin[0].contiguous(), inv_freq
 
 
 def run_hunyuan(a, x, positions):
@@ -208,7 +185,7 @@ def run_hunyuan(a, x, positions):
         base = a.base * HUNYUAN_ALPHA ** (D / (D - 2))  # Python float, as HunYuanDenseV1RotaryEmbedding
     inv_freq = 1.0 / (base ** (torch.arange(0, D, 2).float() / D))
     cos, sin = hf_cos_sin(inv_freq, positions, x.dtype, 1.0)
-    return hf_apply(x, cos, sin, rotate_half_llama), cos[0].contiguous(), sin[0].contiguous(), inv_freq
+    return hf_apply(x, cos, sin, rotate_half), cos[0].contiguous(), sin[0].contiguous(), inv_freq
 
 
 def phimoe_factors(n):
@@ -241,7 +218,7 @@ def run_phimoe(a, x, positions):
     if a.bug == "computed_attention_factor":
         mscale = attention_factor
     cos, sin = hf_cos_sin(inv_freq, positions, x.dtype, mscale)
-    return hf_apply(x, cos, sin, rotate_half_llama), cos[0].contiguous(), sin[0].contiguous(), inv_freq
+    return hf_apply(x, cos, sin, rotate_half), cos[0].contiguous(), sin[0].contiguous(), inv_freq
 
 
 def dsv32_freqs(a):

@@ -68,7 +68,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dump_common import DTYPES, random_input, rotate_pairs64, write_files  # noqa: E402  (what every dump script shares)
+from dump_common import (  # noqa: E402  (what every dump script shares)
+    DTYPES, random_input, rotate_half, rotate_half_interleaved, rotate_pairs64, write_files)
 
 BUGS = ("none", "rows_swapped", "section_wrong", "text_positions", "cos_sin_downcast", "freqs_over_head_dim",
         "layout_swapped")
@@ -153,17 +154,6 @@ def interleaved_cos_sin(freqs, section):
     return emb.cos(), emb.sin()
 
 
-def rotate_half(x):
-    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
-    return torch.cat((-x2, x1), dim=-1)
-
-
-def rotate_half_llm(x):
-    # GLM-4.1V: over the interleaved pairs (x[..., 0::2], x[..., 1::2]), written back interleaved
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    return torch.stack((-x2, x1), dim=-1).flatten(-2)
-
-
 def run(a, q, position_ids):
     style = STYLE[a.style]
     section = list(a.section)
@@ -191,7 +181,7 @@ def run(a, q, position_ids):
     if layout == "interleaved":  # GLM-4.1V: "interleave them instead of usual shape"
         cos = cos[..., : cos.shape[-1] // 2].repeat_interleave(2, dim=-1)
         sin = sin[..., : sin.shape[-1] // 2].repeat_interleave(2, dim=-1)
-        rot = rotate_half_llm
+        rot = rotate_half_interleaved
     if rotary_dim == a.head_dim:  # Qwen2-VL / Qwen3-VL: the whole head
         return (q * cos) + (rot(q) * sin)
     rd = cos.shape[-1]  # bamba / GLM-4V apply_rotary_pos_emb: rotary_dim = cos.shape[-1]

@@ -34,7 +34,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dump_common import (  # noqa: E402  (what every dump script shares)
-    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, write_dump)
+    DTYPES, add_output_options, check_sizes, hf_cos_sin, hf_default_inv_freq, print_self_check, rotate_half,
+    rotate_half_interleaved, rotate_pairs64, run_kernel, write_dump, yarn_correction_range)
 
 BUGS = (
     "none",
@@ -114,19 +115,6 @@ def parse_positions(spec, max_pos):
 # ----------------------------------------------------------------------------------------------
 # Frequencies (fp32, as the implementations compute them)
 # ----------------------------------------------------------------------------------------------
-def yarn_correction_range(beta_fast, beta_slow, dim, base, orig_len):
-    """HF find_correction_range with truncate (default): Python double, floor/ceil, clamped."""
-    def cdim(rot):
-        return (dim * math.log(orig_len / (rot * 2 * math.pi))) / (2 * math.log(base))
-    low, high = math.floor(cdim(beta_fast)), math.ceil(cdim(beta_slow))
-    return max(low, 0), min(high, dim - 1)
-
-
-def hf_default_inv_freq(base, rd, exponent_dim):
-    # inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
-    return 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.int64).float() / exponent_dim))
-
-
 def hf_frequencies(a, base, rd, exponent_dim, seq_len):
     """(inv_freq fp32 [rd/2], attention_factor Python float) per modeling_rope_utils."""
     sc = a.scaling
@@ -302,11 +290,6 @@ def run_hf(a, x, positions):
     cos_u, sin_u = cos.unsqueeze(1), sin.unsqueeze(1)
     q_rot, q_pass = q[..., :rd], q[..., rd:]
 
-    def rotate_half(t):
-        t1 = t[..., : t.shape[-1] // 2]
-        t2 = t[..., t.shape[-1] // 2:]
-        return torch.cat((-t2, t1), dim=-1)
-
     q_embed = (q_rot * cos_u) + (rotate_half(q_rot) * sin_u)
     out = torch.cat((q_embed, q_pass), dim=-1)
     if bug == "layout_swapped":
@@ -318,11 +301,8 @@ def run_hf(a, x, positions):
 def llama_cos_sin(a, positions, dtype):
     """LlamaRotaryEmbedding.forward for the default rule: fp32 angles, cat(freqs, freqs), cast to dtype."""
     inv_freq = hf_default_inv_freq(a.base, a.rotary_dim, a.rotary_dim)
-    position_ids = positions[None, :]
-    inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
-    freqs = (inv_freq_expanded.float() @ position_ids[:, None, :].float()).transpose(1, 2)  # [1, T, rd/2]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(dtype), emb.sin().to(dtype), inv_freq.float().contiguous()
+    cos, sin = hf_cos_sin(inv_freq, positions, dtype)  # scale 1: cos * 1.0 is exact, the same bits
+    return cos, sin, inv_freq.float().contiguous()
 
 
 def run_glm(a, x, positions):
@@ -336,12 +316,7 @@ def run_glm(a, x, positions):
     sin_u = sin_u[..., : sin_u.shape[-1] // 2].repeat_interleave(2, dim=-1)
     q_rot, q_pass = q[..., :rd], q[..., rd:]
 
-    def rotate_half_llm(t):
-        t1 = t[..., 0::2]
-        t2 = t[..., 1::2]
-        return torch.stack((-t2, t1), dim=-1).flatten(-2)
-
-    q_embed = (q_rot * cos_u) + (rotate_half_llm(q_rot) * sin_u)
+    q_embed = (q_rot * cos_u) + (rotate_half_interleaved(q_rot) * sin_u)
     out = torch.cat((q_embed, q_pass), dim=-1)
     return out[0].permute(1, 0, 2).contiguous(), cos_held, sin_held, inv_freq
 
@@ -353,11 +328,6 @@ def run_deepseek(a, x, positions):
     cos_u, sin_u = cos.unsqueeze(1), sin.unsqueeze(1)
     b, h, s, d = q.shape
     q = q.view(b, h, s, d // 2, 2).transpose(4, 3).reshape(b, h, s, d)
-
-    def rotate_half(t):
-        t1 = t[..., : t.shape[-1] // 2]
-        t2 = t[..., t.shape[-1] // 2:]
-        return torch.cat((-t2, t1), dim=-1)
 
     out = (q * cos_u) + (rotate_half(q) * sin_u)
     if a.bug == "outputs_in_place":

@@ -107,7 +107,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dump_common import (  # noqa: E402  (what every dump script shares)
-    DTYPES, add_output_options, check_sizes, print_self_check, rotate_pairs64, run_kernel, take_defaults, write_dump)
+    DTYPES, add_output_options, check_sizes, print_self_check, rotate_half, rotate_half_interleaved, rotate_pairs64,
+    run_kernel, take_defaults, write_dump, yarn_correction_range)
 from torch_rope_dump import parse_positions  # noqa: E402  (the positions of the 1-D script)
 from torch_family_dump import phimoe_factors  # noqa: E402  (the generated LongRoPE factor lists)
 from torch_mrope_dump import rope_index  # noqa: E402  (get_rope_index's text / image / video layout)
@@ -155,31 +156,9 @@ MULTI_ROW = ("mrope_yarn", "xdrope")  # styles whose positions are [rows, tokens
 # ----------------------------------------------------------------------------------------------
 # vLLM's common pieces (common.py, base.py), written from their formulas
 # ----------------------------------------------------------------------------------------------
-def rotate_neox(t):
-    """common.py rotate_neox: cat(-x2, x1) over the halves."""
-    h = t.shape[-1] // 2
-    return torch.cat((-t[..., h:], t[..., :h]), dim=-1)
-
-
-def rotate_gptj(t):
-    """common.py rotate_gptj: (x[2i], x[2i+1]) -> (-x[2i+1], x[2i])."""
-    return torch.stack((-t[..., 1::2], t[..., 0::2]), dim=-1).flatten(-2)
-
-
 def base_inv_freq(base, rd):
     """RotaryEmbeddingBase._compute_inv_freq: 1 / base ** (arange(0, r, 2, float) / r), fp32."""
     return 1.0 / (base ** (torch.arange(0, rd, 2, dtype=torch.float) / rd))
-
-
-def find_correction_dim(num_rotations, dim, base, max_pos):
-    return (dim * math.log(max_pos / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
-
-
-def find_correction_range(low_rot, high_rot, dim, base, max_pos):
-    """common.py yarn_find_correction_range: floor / ceil, clamped to [0, dim - 1] (Python doubles)."""
-    low = math.floor(find_correction_dim(low_rot, dim, base, max_pos))
-    high = math.ceil(find_correction_dim(high_rot, dim, base, max_pos))
-    return max(low, 0), min(high, dim - 1)
 
 
 def linear_ramp_mask(low, high, n, dtype):
@@ -201,7 +180,7 @@ def yarn_inv_freq(base, rd, scaling_factor, max_pos, beta_fast=BETA_FAST, beta_s
     pos_freqs = base ** (torch.arange(0, rd, 2, dtype=torch.float) / rd)
     inv_freq_extrapolation = 1.0 / pos_freqs
     inv_freq_interpolation = 1.0 / (scaling_factor * pos_freqs)
-    low, high = find_correction_range(beta_fast, beta_slow, rd, base, max_pos)
+    low, high = yarn_correction_range(beta_fast, beta_slow, rd, base, max_pos)
     inv_freq_mask = (1 - linear_ramp_mask(low, high, rd // 2, dtype=torch.float)) * extrapolation_factor
     return inv_freq_interpolation * (1 - inv_freq_mask) + inv_freq_extrapolation * inv_freq_mask
 
@@ -296,7 +275,7 @@ def run_deepseek_yarn(a, x, positions):
     cos_r = cos.repeat_interleave(2, dim=-1).unsqueeze(-2)
     sin_r = sin.repeat_interleave(2, dim=-1).unsqueeze(-2)
     q_rot = x[..., :rd]
-    q_rot = q_rot * cos_r + rotate_gptj(q_rot) * sin_r
+    q_rot = q_rot * cos_r + rotate_half_interleaved(q_rot) * sin_r
     if a.bug == "outputs_half_split":
         # transformers' apply_rotary_pos_emb_interleave order: pair i (2i, 2i+1) written to (i, i + rd/2)
         q_rot = torch.cat((q_rot[..., 0::2], q_rot[..., 1::2]), dim=-1)
@@ -328,7 +307,7 @@ def run_longrope(a, x, positions):
     cos_r = cos.repeat(1, 2).unsqueeze(-2)
     sin_r = sin.repeat(1, 2).unsqueeze(-2)
     q_rot, q_pass = x[..., :rd], x[..., rd:]
-    q_rot = q_rot * cos_r + rotate_neox(q_rot) * sin_r
+    q_rot = q_rot * cos_r + rotate_half(q_rot) * sin_r
     return torch.cat((q_rot, q_pass), dim=-1), cos, sin, inv_freq
 
 
@@ -378,7 +357,7 @@ RUN = {"dynamic": run_dynamic, "ntk": run_ntk, "ntk_mixed": run_ntk, "yarn": run
 def yarn_theta64(base, rd, s, max_pos, beta_fast=BETA_FAST, beta_slow=BETA_SLOW):
     e = torch.arange(0, rd, 2, dtype=torch.float64) / rd
     th = base ** (-e)
-    low, high = find_correction_range(beta_fast, beta_slow, rd, base, max_pos)
+    low, high = yarn_correction_range(beta_fast, beta_slow, rd, base, max_pos)
     if low == high:
         high += 0.001
     ramp = torch.clamp((torch.arange(rd // 2, dtype=torch.float64) - low) / (high - low), 0, 1)
