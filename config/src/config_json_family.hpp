@@ -201,11 +201,13 @@ inline void check_rope_keys(const reader& r, const json& t, const family_view& f
     default: break;
   }
   if (a.indexer) known.emplace_back("indexer_rope_interleave");
-  for (std::size_t s = 0, e; s < a.extra_keys.size(); s = e + 1) {
-    e = a.extra_keys.find(' ', s);
-    if (e == std::string_view::npos) e = a.extra_keys.size();
-    known.emplace_back(a.extra_keys.substr(s, e - s));
-  }
+  // The row's own keys, and those its layer rule reads (listed once, with the rule: layer_rule_keys).
+  for (const std::string_view words : {a.extra_keys, layer_rule_keys(a.layers)})
+    for (std::size_t s = 0, e; s < words.size(); s = e + 1) {
+      e = words.find(' ', s);
+      if (e == std::string_view::npos) e = words.size();
+      if (std::find(known.begin(), known.end(), words.substr(s, e - s)) == known.end()) known.emplace_back(words.substr(s, e - s));
+    }
   for (const auto& [k, v] : t.items()) {
     std::string low = k;
     for (char& ch : low) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -128,11 +128,26 @@ struct architecture_facts {
   // no indexer_rope_interleave; nullopt: the family has no indexer.
   std::optional<layout> indexer = {};
   std::string_view indexer_source = {};
-  std::string_view extra_keys = {};     // keys with "rope"/"rotary" in their name the family reads, space-separated
+  std::string_view extra_keys = {};     // keys with "rope"/"rotary" in their name the family reads beyond its layer rule's (layer_rule_keys), space-separated
 };
 
 inline constexpr double unknown_base = std::numeric_limits<double>::quiet_NaN();
 inline constexpr double no_default = std::numeric_limits<double>::quiet_NaN();
+
+// The keys with "rope" or "rotary" in their name that a layer rule itself reads
+// (config/src/config_json_layer_rules.hpp), space-separated: a file of any family with that rule may
+// hold them (the rows' extra_keys list only the family's other keys).
+[[nodiscard]] constexpr std::string_view layer_rule_keys(layer_rule r) noexcept {
+  switch (r) {
+    case layer_rule::no_rope_flags: return "no_rope_layers no_rope_layer_interval";
+    case layer_rule::gemma3:
+    case layer_rule::gemma3n: return "rope_local_base_freq";
+    case layer_rule::modernbert: return "global_rope_theta local_rope_theta";
+    case layer_rule::mimo_v2: return "swa_rope_theta";
+    case layer_rule::zamba2: return "use_mem_rope";
+    default: return "";
+  }
+}
 
 // Whether the space-separated list holds the word.
 [[nodiscard]] constexpr bool has_word(std::string_view list, std::string_view word) noexcept {

@@ -111,8 +111,7 @@ inline constexpr architecture_facts hybrid[] = {
      .base_default = 1000000.0,
      .base_source = "vllm-project/vllm vllm/model_executor/models/mimo_v2_flash.py rope_theta = getattr(config, 'rope_theta', 1000000); SWA layers getattr(config, 'swa_rope_theta', rope_theta); mlx-lm requires both",
      .layers = layer_rule::mimo_v2,
-     .layers_source = "vllm-project/vllm vllm/model_executor/models/mimo_v2_flash.py MiMoV2FlashDecoderLayer.is_compressed_softmax_layer / __init__; ml-explore/mlx-lm mlx_lm/models/mimo_v2_flash.py Attention.__init__ (is_sliding_window)",
-     .extra_keys = "swa_rope_theta"},
+     .layers_source = "vllm-project/vllm vllm/model_executor/models/mimo_v2_flash.py MiMoV2FlashDecoderLayer.is_compressed_softmax_layer / __init__; ml-explore/mlx-lm mlx_lm/models/mimo_v2_flash.py Attention.__init__ (is_sliding_window)"},
 };
 
 }  // namespace ropecheck::families
