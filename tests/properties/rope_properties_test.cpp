@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "framework.hpp"
@@ -19,6 +20,7 @@ struct case_param {
   named_config nc;
   std::size_t index;
   std::string label;
+  std::string impl_name;  // implementations(nc)[index].name, checked when the case runs
 };
 void PrintTo(const case_param& c, std::ostream* os) { *os << c.label; }
 
@@ -30,15 +32,20 @@ const std::vector<rope_under_test>& implementations(const named_config& nc) {
   return it->second;
 }
 
+// Registered in every test process: the implementations' names come from the first config's list
+// (correct_implementations builds the same list, in the same order, for every config; each case
+// checks its own when it runs), so only the config a process runs builds its MPFR references.
 std::vector<case_param> all_cases() {
   std::vector<case_param> out;
-  for (const auto& nc : rule_sweep()) {
-    const auto& impls = implementations(nc);
-    for (std::size_t i = 0; i < impls.size(); ++i) {
-      std::string label = nc.name + "__" + impls[i].name;
+  const auto sweep = rule_sweep();
+  std::vector<std::string> names;
+  for (const auto& impl : implementations(sweep.front())) names.push_back(impl.name);
+  for (const auto& nc : sweep) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      std::string label = nc.name + "__" + names[i];
       for (auto& ch : label)
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      out.push_back({nc, i, label});
+      out.push_back({nc, i, label, names[i]});
     }
   }
   return out;
@@ -46,7 +53,13 @@ std::vector<case_param> all_cases() {
 
 class RopeKernelProperty : public ::testing::TestWithParam<case_param> {
  protected:
-  const rope_under_test& impl() const { return implementations(GetParam().nc)[GetParam().index]; }
+  const rope_under_test& impl() const {
+    const auto& impls = implementations(GetParam().nc);
+    if (GetParam().index >= impls.size() || impls[GetParam().index].name != GetParam().impl_name)
+      throw std::logic_error(GetParam().label + ": the implementations of " + GetParam().nc.name +
+                             " are not those of the first config (all_cases registers by its names)");
+    return impls[GetParam().index];
+  }
   std::string id(const char* property) const { return std::string(property) + "/" + GetParam().label; }
 };
 
