@@ -1,5 +1,5 @@
 # tests/cli/explain_cli.cmake — `ropecheck explain` end to end (label cli): the derivation layer by layer,
-# refusals with how to declare, --json, --engine vllm, the family and variant tables and README.md's
+# refusals with how to declare, --json, --engine vllm, the family and variant tables and docs/configs.md's
 # copies of them. Included from tests/CMakeLists.txt (needs ropecheck_cli_test, cfgs).
 set(xout ${CMAKE_CURRENT_BINARY_DIR}/cli-explain)
 file(MAKE_DIRECTORY ${xout})
@@ -35,10 +35,10 @@ ropecheck_cli_test(explain_variants_lists_every_variant 0
                    "DualChunkRotaryEmbedding +refused.*[0-9]+ variants: [0-9]+ claimable, [0-9]+ claimable with --engine vllm, [0-9]+ refused"
                    explain --variants)
 foreach(what families variants)
-  add_test(NAME cli.readme_${what}_table_is_current
-           COMMAND ${CMAKE_COMMAND} -DROPECHECK=$<TARGET_FILE:ropecheck> -DREADME=${PROJECT_SOURCE_DIR}/README.md -DWHAT=${what}
+  add_test(NAME cli.docs_${what}_table_is_current
+           COMMAND ${CMAKE_COMMAND} -DROPECHECK=$<TARGET_FILE:ropecheck> -DDOC=${PROJECT_SOURCE_DIR}/docs/configs.md -DWHAT=${what}
                    -DOUT_DIR=${xout} -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/readme_table.cmake)
-  set_tests_properties(cli.readme_${what}_table_is_current PROPERTIES LABELS cli)
+  set_tests_properties(cli.docs_${what}_table_is_current PROPERTIES LABELS cli)
 endforeach()
 # The claim at the top of the audit and in its JSON.
 ropecheck_cli_test(audit_prints_the_claim_first 1 "^ropecheck audit: [^\n]*\n  claim: [^\n]*config.json: Llama \\(model_type \"llama\"\\)"

@@ -1,9 +1,10 @@
-# tests/cli/readme_table.cmake — README.md's generated tables are current:
-#   cmake -DROPECHECK=<ropecheck> -DREADME=README.md -DWHAT=families|variants [-DOUT_DIR=<dir>] [-DUPDATE=1] -P readme_table.cmake
-# compares the text between "<!-- WHAT:begin -->" and "<!-- WHAT:end -->" in README.md with
+# tests/cli/readme_table.cmake — a Markdown file's generated tables are current (docs/configs.md's: the families
+# and the engine variants):
+#   cmake -DROPECHECK=<ropecheck> -DDOC=docs/configs.md -DWHAT=families|variants [-DOUT_DIR=<dir>] [-DUPDATE=1] -P readme_table.cmake
+# compares the text between "<!-- WHAT:begin -->" and "<!-- WHAT:end -->" in DOC with
 # `ropecheck explain --WHAT --markdown`; fails showing the diff (both texts written to OUT_DIR). With -DUPDATE=1 it
-# rewrites that part of README.md instead (how to regenerate after changing a table).
-foreach(v ROPECHECK README WHAT)
+# rewrites that part of DOC instead (how to regenerate after changing a table; docs/testing.md says so).
+foreach(v ROPECHECK DOC WHAT)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "readme_table.cmake: -D${v}=... is required")
   endif()
@@ -12,36 +13,36 @@ execute_process(COMMAND "${ROPECHECK}" explain --${WHAT} --markdown RESULT_VARIA
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ropecheck explain --${WHAT} --markdown failed (exit ${rc}): ${err}")
 endif()
-file(READ "${README}" text)
+file(READ "${DOC}" text)
 set(begin "<!-- ${WHAT}:begin -->\n")
 set(end "<!-- ${WHAT}:end -->")
 string(FIND "${text}" "${begin}" b)
 string(FIND "${text}" "${end}" e)
 if(b LESS 0 OR e LESS 0 OR e LESS b)
-  message(FATAL_ERROR "${README} has no '${begin}' ... '${end}' block")
+  message(FATAL_ERROR "${DOC} has no '${begin}' ... '${end}' block")
 endif()
 string(LENGTH "${begin}" bl)
 math(EXPR from "${b} + ${bl}")
 math(EXPR len "${e} - ${from}")
 string(SUBSTRING "${text}" ${from} ${len} current)
 if(current STREQUAL table)
-  message(STATUS "README.md's ${WHAT} table is current")
+  message(STATUS "${DOC}: the ${WHAT} table is current")
   return()
 endif()
 if(UPDATE)
   string(SUBSTRING "${text}" 0 ${from} head)
   string(SUBSTRING "${text}" ${e} -1 tail)
-  file(WRITE "${README}" "${head}${table}${tail}")
-  message(STATUS "README.md's ${WHAT} table rewritten")
+  file(WRITE "${DOC}" "${head}${table}${tail}")
+  message(STATUS "${DOC}: the ${WHAT} table rewritten")
   return()
 endif()
 # Show the difference (diff -u of the two texts, its first lines).
 if(NOT DEFINED OUT_DIR)
   set(OUT_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 endif()
-file(WRITE "${OUT_DIR}/README.${WHAT}.md" "${current}")
+file(WRITE "${OUT_DIR}/doc.${WHAT}.md" "${current}")
 file(WRITE "${OUT_DIR}/generated.${WHAT}.md" "${table}")
-execute_process(COMMAND diff -u "${OUT_DIR}/README.${WHAT}.md" "${OUT_DIR}/generated.${WHAT}.md" OUTPUT_VARIABLE d)
+execute_process(COMMAND diff -u "${OUT_DIR}/doc.${WHAT}.md" "${OUT_DIR}/generated.${WHAT}.md" OUTPUT_VARIABLE d)
 string(SUBSTRING "${d}" 0 3000 d)
-message(FATAL_ERROR "README.md's ${WHAT} table is not `ropecheck explain --${WHAT} --markdown`:\n${d}\n"
-                    "Regenerate: cmake -DROPECHECK=${ROPECHECK} -DREADME=${README} -DWHAT=${WHAT} -DUPDATE=1 -P ${CMAKE_CURRENT_LIST_FILE}")
+message(FATAL_ERROR "${DOC}: the ${WHAT} table is not `ropecheck explain --${WHAT} --markdown`:\n${d}\n"
+                    "Regenerate: cmake -DROPECHECK=${ROPECHECK} -DDOC=${DOC} -DWHAT=${WHAT} -DUPDATE=1 -P ${CMAKE_CURRENT_LIST_FILE}")
