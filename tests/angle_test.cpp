@@ -90,7 +90,7 @@ class AngleStrategy : public ::testing::TestWithParam<named_config> {};
 
 template <class T>
 angle_model direct_model(const named_config& nc) {
-  return {[nc](int b) { return test::k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
+  return {[nc](int b) { return judge::k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
           ulp_of<T>(0.0L), scalar_traits<T>::digits};
 }
 
@@ -125,7 +125,7 @@ template <class Model>
 void expect_hf_within_model(const named_config& nc) {
   const rope_reference ref(nc.cfg, nc.seq_len);
   const hf_angle<Model> s(nc.cfg, nc.seq_len);
-  const angle_model m{[nc](int b) { return test::k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(),
+  const angle_model m{[nc](int b) { return judge::k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(),
                       ulp_of<float>(0.0L), scalar_traits<float>::digits};
   // cos/sin rounded once more to the model dtype (none for float).
   const long double cast = std::is_same_v<Model, float> ? 0.0L : unit_roundoff<Model>();
@@ -145,7 +145,7 @@ TEST_P(AngleStrategy, ggml_angle_stays_within_its_repeated_product_error_model) 
   const auto& nc = GetParam();
   const rope_reference ref(nc.cfg, nc.seq_len);
   const ggml_angle s(nc.cfg, nc.seq_len);
-  const angle_model m{[nc](int b) { return test::k_freq_ggml(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(),
+  const angle_model m{[nc](int b) { return judge::k_freq_ggml(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(),
                       ulp_of<float>(0.0L), 24};
   const auto r = sweep(s, ref, m, std::int64_t{1} << 31, unit_roundoff<float>(), 0);
   EXPECT_LE(r.angle.ratio, 1.0L) << s.name() << " angle: " << r.angle.describe();
@@ -155,7 +155,7 @@ TEST_P(AngleStrategy, ggml_angle_stays_within_its_repeated_product_error_model) 
 TEST_P(AngleStrategy, exact_strategy_is_the_reference_rounded_once) {
   const auto& nc = GetParam();
   const rope_reference ref(nc.cfg, nc.seq_len);
-  const exact_angle<float> s(ref);
+  const judge::exact_angle<float> s(ref);
   const long double af = ref.attention_factor().value();
   for (const std::int64_t p : test::regime_positions(std::int64_t{1} << 40, 100, test::test_seed()))
     for (int i = 0; i < s.bands(); ++i) {

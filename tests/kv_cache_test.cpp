@@ -185,11 +185,11 @@ TEST(KvCacheEviction, renumbers_survivors_contiguously_from_the_first_position_a
 template <class S, class C>
 void expect_rerotation_within_bound(const named_config& nc) {
   const rope_reference ref(nc.cfg, nc.seq_len);
-  const exact_angle<C> cs(ref);
+  const judge::exact_angle<C> cs(ref);
   const int heads = 2;
   const rope_geometry g = rope_geometry::of(nc.cfg);
   const auto n = static_cast<std::size_t>(heads * g.head_dim);
-  kv_cache<S, C, exact_angle<C>> cache(nc.cfg, heads, cs, nc.seq_len);
+  kv_cache<S, C, judge::exact_angle<C>> cache(nc.cfg, heads, cs, nc.seq_len);
   std::mt19937_64 rng(test::test_seed());
   const std::int64_t first = 131000;
   const int tokens = 12;
@@ -200,7 +200,7 @@ void expect_rerotation_within_bound(const named_config& nc) {
   const long double af = ref.attention_factor().value();
   const long double cs_exact = (unit_roundoff<C>() + std::ldexp(1.0L, -62)) * af;  // exact_angle: one rounding
   const long double cs_unit = af == 1.0L ? cs_exact : 3 * unit_roundoff<C>() + std::ldexp(1.0L, -61);
-  const long double b1 = test::rotation_bound<C, S>(cs_exact, af), b2 = test::rotation_bound<C, S>(cs_unit, 1.0L);
+  const long double b1 = judge::rotation_bound<C, S>(cs_exact, af), b2 = judge::rotation_bound<C, S>(cs_unit, 1.0L);
   const long double bound = std::sqrt(2.0L) * (b1 + af * b2) + 2 * b1 * b2;
   const std::size_t survivors[] = {0, 1, 2, 10, 11};
   std::vector<double> x(static_cast<std::size_t>(g.head_dim));
@@ -242,7 +242,7 @@ TEST(KvCacheEviction, re_rotation_does_not_apply_the_yarn_attention_factor_twice
   const auto yarn = *std::ranges::find_if(sweep, [](const named_config& c) { return c.name == "yarn_x4"; });
   const rope_reference ref(yarn.cfg);
   ASSERT_GT(ref.attention_factor().value(), 1.1L);
-  kv_cache<double, double, exact_angle<double>> cache(yarn.cfg, 1, exact_angle<double>(ref));
+  kv_cache<double, double, judge::exact_angle<double>> cache(yarn.cfg, 1, judge::exact_angle<double>(ref));
   std::vector<double> keys(3 * 128, 0.0), values(3 * 128, 0.0);
   keys[2 * 128] = 1.0;  // the last token's key: e_0
   cache.prefill(keys, values, 0);

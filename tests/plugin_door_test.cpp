@@ -38,7 +38,7 @@ struct plugin_case {
   const char* name;
   const char* path;
   int exit_code;           // expected
-  const char* first_class; // expected first finding ("" for a pass)
+  const char* first_class; // expected first judge::finding ("" for a pass)
 };
 
 // name, .so, expected exit, first bug class: generated from tools/audit/plugin_audit.cmake's list.
@@ -48,7 +48,7 @@ const std::vector<plugin_case> kCases = {
 
 constexpr std::uint64_t kSeed = 0x5eed2026;
 
-std::vector<std::string> classes(const std::vector<finding>& f) {
+std::vector<std::string> classes(const std::vector<judge::finding>& f) {
   std::vector<std::string> v;
   for (const auto& x : f) v.push_back(x.bug_class);
   return v;
@@ -69,7 +69,7 @@ plugin::dtype wire_dtype(const std::string& judge_dtype) {
 }
 
 // The probe's dump as the safetensors file a user would write of those outputs.
-void write_probe(const std::string& path, const dump& d) {
+void write_probe(const std::string& path, const judge::dump& d) {
   const plugin::dtype t = wire_dtype(d.dtype);
   const std::vector<std::int64_t> shape = {d.tokens, d.heads, d.head_dim};
   std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
@@ -160,7 +160,7 @@ void expect_same_as_dump_audit(const plugin_case& c, const plugin_audit_result& 
       << c.name;
 }
 
-plugin_audit_result audit_case(const plugin_case& c, const audit_options& judge = {}) {
+plugin_audit_result audit_case(const plugin_case& c, const judge::audit_options& judge = {}) {
   plugin_audit_options o;
   o.seed = kSeed;
   o.judge = judge;
@@ -212,11 +212,11 @@ TEST(PluginDoor, the_judge_flags_mean_the_same_for_the_plugin_and_for_the_dump) 
   struct variant {
     const char* plugin;
     const char* flags;
-    audit_options judge;
+    judge::audit_options judge;
   };
-  audit_options hf, ggml, strict;
-  hf.reference = reference_kind::hf;
-  ggml.reference = reference_kind::ggml;
+  judge::audit_options hf, ggml, strict;
+  hf.reference = judge::reference_kind::hf;
+  ggml.reference = judge::reference_kind::ggml;
   strict.strict = true;
   for (const auto& v : {variant{"hf_f32", " --reference hf", hf}, variant{"ggml_norm_f32", " --reference ggml", ggml},
                         variant{"ggml_norm_f32", " --reference hf", hf}, variant{"hf_f32", " --strict", strict},
@@ -347,7 +347,7 @@ TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_jud
     EXPECT_EQ(j.at("kind"), "plugin");
     EXPECT_EQ(j.at("exit_code").get<int>(), c.exit_code);
     const auto r = audit_case(c);
-    if (r.probe_ran) {  // the dump audit's own JSON of the probe: every key is there
+    if (r.probe_ran) {  // the judge::dump audit's own JSON of the probe: every key is there
       const std::string dump_path = base + ".safetensors";
       write_probe(dump_path, r.probe);
       (void)run_cli(dump_path, r.declared, "");
@@ -387,7 +387,7 @@ TEST(PluginDoor, drift_is_a_warning_by_default_and_a_failure_under_strict) {
     }
   }
   EXPECT_GE(warnings, 1);
-  audit_options strict;
+  judge::audit_options strict;
   strict.strict = true;
   const auto r = audit_case(c, strict);
   EXPECT_EQ(r.exit_code, 1);

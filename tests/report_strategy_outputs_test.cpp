@@ -51,7 +51,7 @@ TEST(StrategyOutputs, carry_the_probe_and_are_values_of_the_storage_dtype) {
   for (const auto& [name, dtype] : {expectation{"hf_float", "float32"}, expectation{"hf_bf16", "bfloat16"},
                                     expectation{"fused_bf16", "bfloat16"}, expectation{"direct_double", "float64"},
                                     expectation{"cos_sin_cache_bf16", "float32"}, expectation{"hf_float16", "float16"}}) {
-    const audit::dump d = strategy_outputs(name, llama3(), probe);
+    const judge::dump d = strategy_outputs(name, llama3(), probe);
     EXPECT_EQ(d.dtype, dtype) << name;
     EXPECT_EQ(d.positions, probe.positions) << name;
     EXPECT_EQ(d.x, probe.x) << name;
@@ -81,10 +81,10 @@ TEST(StrategyOutputs, position_zero_leaves_the_input_unrotated_and_the_rotation_
   const auto& probe = llama3_probe();
   ASSERT_EQ(probe.positions.front(), 0);
   const auto per_token = static_cast<std::size_t>(probe.heads * probe.head_dim);
-  const audit::dump d = strategy_outputs("hf_float", llama3(), probe);
+  const judge::dump d = strategy_outputs("hf_float", llama3(), probe);
   for (std::size_t j = 0; j < per_token; ++j) ASSERT_EQ(d.y[j], d.x[j]) << j;
   // fp64 everywhere: every pair's length kept to ~2^-50 relative (cos/sin to 2^-53, two roundings each).
-  const audit::dump e = strategy_outputs("direct_double", llama3(), probe);
+  const judge::dump e = strategy_outputs("direct_double", llama3(), probe);
   const int half = llama3().rotary_dim / 2;
   for (std::size_t t = 0; t < static_cast<std::size_t>(e.tokens); ++t)
     for (int h = 0; h < e.heads; ++h)

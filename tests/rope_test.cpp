@@ -43,12 +43,12 @@ TYPED_TEST(RopeKernel, rotation_with_exact_cos_sin_is_within_the_arithmetic_boun
   using C = typename TypeParam::compute;
   for (const auto& nc : rule_sweep()) {
     const rope_reference ref(nc.cfg, nc.seq_len);
-    const exact_angle<C> cs(ref);
+    const judge::exact_angle<C> cs(ref);
     const auto r = test::check_rotation<S, C>(nc.cfg, ref, cs, 3, test::regime_positions(std::int64_t{1} << 40, 60, test::test_seed()),
                                               test::test_seed());
     // sec. 2 + 1: exact cos/sin rounded once to C (u_C af), then the arithmetic bound.
     const long double af = ref.attention_factor().value();
-    const long double bound = test::rotation_bound<C, S>(unit_roundoff<C>() * af * 2, af);
+    const long double bound = judge::rotation_bound<C, S>(unit_roundoff<C>() * af * 2, af);
     EXPECT_LE(r.worst / bound, 1.0L) << nc.name << ": " << r.describe();
     std::printf("[ropecheck] %-26s %s/%s worst error %.3Lg of bound %.3Lg (per unit of af(|x_a|+|x_b|))\n",
                 nc.name.c_str(), scalar_name<S>().data(), scalar_name<C>().data(), r.worst, bound);
@@ -60,7 +60,7 @@ TYPED_TEST(RopeKernel, inverse_rotation_undoes_the_rotation_within_twice_the_bou
   using C = typename TypeParam::compute;
   const auto nc = rule_sweep()[1];  // llama3, attention factor 1
   const rope_reference ref(nc.cfg);
-  const exact_angle<C> cs(ref);
+  const judge::exact_angle<C> cs(ref);
   const rope_geometry g = rope_geometry::of(nc.cfg);
   std::mt19937_64 rng(test::test_seed());
   for (const std::int64_t p : {std::int64_t{0}, std::int64_t{1}, std::int64_t{4095}, std::int64_t{1} << 24,
@@ -69,7 +69,7 @@ TYPED_TEST(RopeKernel, inverse_rotation_undoes_the_rotation_within_twice_the_bou
     std::vector<S> y(x.size()), back(x.size());
     rotate_heads<C>(std::span<const S>(x), std::span<S>(y), 1, g, p, cs);
     rotate_heads<C>(std::span<const S>(y), std::span<S>(back), 1, g, p, cs, rotation_sense::inverse);
-    const long double bound = 2 * test::rotation_bound<C, S>(2 * unit_roundoff<C>(), 1.0L) + unit_roundoff<S>();
+    const long double bound = 2 * judge::rotation_bound<C, S>(2 * unit_roundoff<C>(), 1.0L) + unit_roundoff<S>();
     for (int band = 0; band < g.bands(); ++band) {
       const auto [a, b] = g.pair_of(band);
       const long double scale = std::fabs(scalar_traits<S>::widen(x[a])) + std::fabs(scalar_traits<S>::widen(x[b]));
@@ -95,15 +95,15 @@ TYPED_TEST(RopeKernel, reversed_and_proportional_conventions_are_within_the_arit
   proportional.frozen_bands = 96;
   for (const rope_config& cfg : {reversed, proportional}) {
     const rope_reference ref(cfg);
-    const exact_angle<C> cs(ref);
+    const judge::exact_angle<C> cs(ref);
     const auto r = test::check_rotation<S, C>(cfg, ref, cs, 2, test::regime_positions(std::int64_t{1} << 40, 40, test::test_seed()),
                                               test::test_seed());
-    const long double bound = test::rotation_bound<C, S>(unit_roundoff<C>() * 2, 1.0L);
+    const long double bound = judge::rotation_bound<C, S>(unit_roundoff<C>() * 2, 1.0L);
     EXPECT_LE(r.worst / bound, 1.0L) << to_string(cfg.direction) << ", frozen " << cfg.frozen_bands << ": " << r.describe();
   }
   // Forward where the reference turns the other way: not a rounding matter.
   const rope_reference ref(reversed);
-  const exact_angle<C> cs(ref);
+  const judge::exact_angle<C> cs(ref);
   const auto wrong = test::check_rotation<S, C>(rope_config{}, ref, cs, 1, {1, 100, 5000}, test::test_seed());
   EXPECT_GT(wrong.worst, 1e-2L) << wrong.describe();
 }
@@ -111,7 +111,7 @@ TYPED_TEST(RopeKernel, reversed_and_proportional_conventions_are_within_the_arit
 TEST(RopeKernel, pass_through_coordinates_are_bit_identical_and_y_may_alias_x) {
   const auto nc = rule_sweep().back();  // GPT-J: 64 of 256 rotated
   const rope_reference ref(nc.cfg);
-  const exact_angle<float> cs(ref);
+  const judge::exact_angle<float> cs(ref);
   const rope_geometry g = rope_geometry::of(nc.cfg);
   std::mt19937_64 rng(test::test_seed());
   const auto x = test::random_vector<float>(2 * static_cast<std::size_t>(g.head_dim), rng);
@@ -131,7 +131,7 @@ TEST(RopeKernel, the_wrong_layout_is_far_outside_the_bound) {
   auto nc = rule_sweep().front();
   nc.cfg.pair_layout = layout::interleaved;
   const rope_reference ref(nc.cfg);
-  const exact_angle<double> cs(ref);
+  const judge::exact_angle<double> cs(ref);
   rope_config wrong = nc.cfg;
   wrong.pair_layout = layout::half_split;
   const auto r = test::check_rotation<double, double>(wrong, ref, cs, 1, {1, 100, 5000}, test::test_seed());
@@ -140,7 +140,7 @@ TEST(RopeKernel, the_wrong_layout_is_far_outside_the_bound) {
 
 TEST(RopeKernel, rejects_buffers_of_the_wrong_size) {
   const rope_reference ref(rule_sweep().front().cfg);
-  const exact_angle<float> cs(ref);
+  const judge::exact_angle<float> cs(ref);
   std::vector<float> x(127), y(127);
   EXPECT_THROW(rotate_heads<float>(std::span<const float>(x), std::span<float>(y), 1, rope_geometry{}, 0, cs),
                std::invalid_argument);
@@ -159,7 +159,7 @@ TEST(WeightPermutation, half_split_rope_of_permuted_coordinates_is_the_permuted_
     rope_config hs = il;
     hs.pair_layout = layout::half_split;
     const rope_reference ref(il);  // frequencies do not depend on the layout
-    const exact_angle<float> cs(ref);
+    const judge::exact_angle<float> cs(ref);
     std::mt19937_64 rng(test::test_seed());
     const int heads = 4;
     const auto x = test::random_vector<float>(static_cast<std::size_t>(heads * il.head_dim), rng);
@@ -185,7 +185,7 @@ TEST(WeightPermutation, permuting_wq_and_wk_rows_preserves_every_attention_score
   rope_config hs = il;
   hs.pair_layout = layout::half_split;
   const rope_reference ref(il);
-  const exact_angle<double> cs(ref);
+  const judge::exact_angle<double> cs(ref);
   std::mt19937_64 rng(test::test_seed());
   const auto wq = test::random_vector<double>(static_cast<std::size_t>(heads * d * in), rng);
   const auto wk = test::random_vector<double>(static_cast<std::size_t>(heads * d * in), rng);

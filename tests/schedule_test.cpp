@@ -23,7 +23,7 @@
 namespace {
 
 using namespace ropecheck;
-using namespace ropecheck::test;
+
 using reference::rope_reference;
 
 // The tolerance model (bound_native, bound_hf, ...) lives in ropecheck/judge/error_model.hpp, section 5.
@@ -131,7 +131,7 @@ TYPED_TEST(ScheduleInType, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
     for (int i = 0; i < ref.bands(); ++i) {
       const auto r = ref.inv_freq(i);
       const double err = static_cast<double>(ulp_error<T>(got.inv_freq[static_cast<std::size_t>(i)], r.hi, r.lo));
-      const double bound = bound_native<T>(nc.cfg, i, nc.seq_len);
+      const double bound = judge::bound_native<T>(nc.cfg, i, nc.seq_len);
       EXPECT_LE(err, bound) << "band " << i << " of " << nc.name << ": " << err << " ulps > bound " << bound;
       if (err / bound > worst_ratio) {
         worst_ratio = err / bound;
@@ -141,9 +141,9 @@ TYPED_TEST(ScheduleInType, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
     }
     const auto af = ref.attention_factor();
     const double af_err = static_cast<double>(ulp_error<T>(got.attention_factor, af.hi, af.lo));
-    EXPECT_LE(af_err, bound_attention_native<T>(nc.cfg)) << "attention factor of " << nc.name;
+    EXPECT_LE(af_err, judge::bound_attention_native<T>(nc.cfg)) << "attention factor of " << nc.name;
     std::printf("  %-22s worst band %2d: %6.2f ulps (bound %6.2f); attention factor %.2f ulps\n", nc.name.c_str(),
-                worst_band, worst, bound_native<T>(nc.cfg, worst_band, nc.seq_len), af_err);
+                worst_band, worst, judge::bound_native<T>(nc.cfg, worst_band, nc.seq_len), af_err);
   }
 }
 
@@ -157,7 +157,7 @@ TEST(HfFrequenciesFp32, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
     for (int i = 0; i < ref.bands(); ++i) {
       const auto r = ref.inv_freq(i);
       const double err = static_cast<double>(ulp_error<float>(got.inv_freq[static_cast<std::size_t>(i)], r.hi, r.lo));
-      const double bound = bound_hf(nc.cfg, i, nc.seq_len);
+      const double bound = judge::bound_hf(nc.cfg, i, nc.seq_len);
       EXPECT_LE(err, bound) << "band " << i << " of " << nc.name << ": " << err << " ulps > bound " << bound;
       if (err / bound > worst_ratio) {
         worst_ratio = err / bound;
@@ -169,7 +169,7 @@ TEST(HfFrequenciesFp32, EveryRuleMatchesTheReferenceWithinItsDerivedBound) {
     const auto af = ref.attention_factor();
     EXPECT_LE(static_cast<double>(ulp_error<float>(got.attention_factor, af.hi, af.lo)), 0.5 + 1e-6);
     std::printf("  %-22s worst band %2d: %6.2f ulps of fp32 (bound %6.2f)\n", nc.name.c_str(), worst_band, worst,
-                bound_hf(nc.cfg, worst_band, nc.seq_len));
+                judge::bound_hf(nc.cfg, worst_band, nc.seq_len));
   }
 }
 
@@ -228,8 +228,8 @@ TEST(NtkSchedule, KeepsBandZeroExactlyAndDividesTheLastBandByTheFactor) {
   const long double expect = std::pow(10000.0L, -static_cast<long double>(d - 2) / d) / 8.0L;
   const double err = static_cast<double>(ulp_error<double>(f.inv_freq.back(), static_cast<double>(expect),
                                                            static_cast<double>(expect - static_cast<double>(expect))));
-  // bound_native<double> for the last band (e ~ 1): pow + e(k ln s + pow + 2) ~ 9 ulps.
-  EXPECT_LE(err, bound_native<double>(c, d / 2 - 1, 0));
+  // judge::bound_native<double> for the last band (e ~ 1): pow + e(k ln s + pow + 2) ~ 9 ulps.
+  EXPECT_LE(err, judge::bound_native<double>(c, d / 2 - 1, 0));
   std::printf("  NTK last band vs base^(-(d-2)/d)/s: %.2f ulps\n", err);
 }
 
@@ -312,7 +312,7 @@ TEST(YarnSchedule, BandsBelowTheRampAreUnscaledAndBandsAboveAreInterpolated) {
     const auto f = compute_frequencies<double>(nc.cfg);
     const auto p = compute_frequencies<double>(plain);
     const auto l = compute_frequencies<double>(lin);
-    const auto [lo, hi] = yarn_range(nc.cfg);
+    const auto [lo, hi] = judge::yarn_range(nc.cfg);
     int below = 0, above = 0;
     for (int i = 0; i < nc.cfg.bands(); ++i) {
       if (i <= lo) {
@@ -358,10 +358,10 @@ TEST(YarnSchedule, TheExplicitFactorWinsOverTheLengthRatioAsInTransformersV5) {
   EXPECT_DOUBLE_EQ(f.attention_factor, 0.1 * std::log(4.0) + 1.0);
   const rope_reference ref(q);
   const auto af = ref.attention_factor();
-  EXPECT_LE(static_cast<double>(ulp_error<double>(f.attention_factor, af.hi, af.lo)), bound_attention_native<double>(q));
+  EXPECT_LE(static_cast<double>(ulp_error<double>(f.attention_factor, af.hi, af.lo)), judge::bound_attention_native<double>(q));
   const auto last = ref.inv_freq(q.bands() - 1);
   EXPECT_LE(static_cast<double>(ulp_error<double>(f.inv_freq.back(), last.hi, last.lo)),
-            bound_native<double>(q, q.bands() - 1, 0));
+            judge::bound_native<double>(q, q.bands() - 1, 0));
 }
 
 TEST(HfFrequenciesFp32, DiffersFromCorrectlyRoundedFp32InSomeBandsForBase500000) {

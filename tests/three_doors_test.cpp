@@ -86,7 +86,7 @@ TEST_P(ThreeDoors, the_report_the_plugin_door_and_a_dump_audit_name_the_same_cla
   ASSERT_TRUE(pj.is_object());
 
   // 3. A dump of its outputs on the same probe set.
-  const audit::dump d = report::strategy_outputs(name, cfg, judge::make_probe(cfg, kSeed));
+  const judge::dump d = report::strategy_outputs(name, cfg, judge::make_probe(cfg, kSeed));
   const plugin::dtype t = wire(d.dtype);
   std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
   plugin::to_wire(t, d.x, x.data());

@@ -108,10 +108,10 @@ int main(int argc, char** argv) {
   auto in = audit::load_dump(file);
   const double t_load = seconds_since(t);
 
-  audit::audit_options o;
+  judge::audit_options o;
   o.threads = threads;
   t = clock_type::now();
-  const auto v = audit::audit(in.d, c, o);
+  const auto v = judge::audit(in.d, c, o);
   const double t_audit = seconds_since(t);
 
   std::printf("verdict: %s, max error %.3g ulps (error/allowance %.3g), %lld values\n", v.pass ? "PASS" : "FAIL",

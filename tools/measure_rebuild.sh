@@ -3,7 +3,7 @@
 #
 #   tools/measure_rebuild.sh [BUILD_DIR] [FILE]
 #     BUILD_DIR  default build (configured and built already: run tools/bootstrap test first)
-#     FILE       default tools/judge/src/judge.cpp (a judge source: every door and most tests link the judge)
+#     FILE       default judge/src/judge.cpp (a judge source: every door and most tests link the judge)
 #
 # Builds once so that nothing else is pending, touches FILE, rebuilds everything the build dir builds,
 # and prints the wall time and the number of build steps. A figure to print, not a test (issue 20's
@@ -11,7 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$here/build}
-file=${2:-$here/tools/judge/src/judge.cpp}
+file=${2:-$here/judge/src/judge.cpp}
 [[ -f $build/build.ninja ]] || { echo "measure_rebuild.sh: $build is not a configured Ninja build (run tools/bootstrap test)" >&2; exit 2; }
 [[ -f $file ]] || { echo "measure_rebuild.sh: no such file: $file" >&2; exit 2; }
 cmake --build "$build" -j 2 >/dev/null

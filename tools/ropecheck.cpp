@@ -69,15 +69,15 @@ using cli::progress_bar;
 // A failed dump checked against one layer's convention of a per-layer config (Gemma 3 local/global):
 // when it passes under another layer type's convention of the same config, that is the finding, first
 // (the kernel applied the wrong layer type's RoPE, or the dump is not from the layer it was said to be).
-void other_layer_hypothesis(const hf_config_parse& parsed, const audit::dump& d, const rope_config& claimed,
-                            audit::audit_options o, audit::verdict& v) {
+void other_layer_hypothesis(const hf_config_parse& parsed, const judge::dump& d, const rope_config& claimed,
+                            judge::audit_options o, judge::verdict& v) {
   o.progress = nullptr;
   std::vector<rope_config> tried{claimed};
   for (const layer_rope& l : parsed.layers) {
     if (!l.config || std::find(tried.begin(), tried.end(), *l.config) != tried.end()) continue;
     tried.push_back(*l.config);
     if (l.config->head_dim != d.head_dim) continue;
-    const audit::verdict alt = audit::audit(d, *l.config, o);
+    const judge::verdict alt = judge::audit(d, *l.config, o);
     if (!alt.pass) continue;
     v.findings.insert(v.findings.begin(),
                       {"layer_convention_wrong",
@@ -156,14 +156,14 @@ struct audit_flags {
 };
 
 // The judge's options from the flags, the same for a dump and for a plugin's probe.
-audit::audit_options judge_options(const audit_flags& af) {
+judge::audit_options judge_options(const audit_flags& af) {
   if (af.reference != "exact" && af.reference != "hf" && af.reference != "meta" && af.reference != "ggml")
     throw usage_error("--reference must be exact, hf (meta: the same angles) or ggml, got '" + af.reference + "'");
-  audit::audit_options o;
+  judge::audit_options o;
   o.strict = af.strict;
-  o.reference = af.reference == "hf" || af.reference == "meta" ? audit::reference_kind::hf
-                : af.reference == "ggml"                        ? audit::reference_kind::ggml
-                                                                : audit::reference_kind::exact;
+  o.reference = af.reference == "hf" || af.reference == "meta" ? judge::reference_kind::hf
+                : af.reference == "ggml"                        ? judge::reference_kind::ggml
+                                                                : judge::reference_kind::exact;
   o.tolerance_ulps = af.tolerance_ulps;
   o.seq_len = af.seq_len;
   o.threads = af.threads;
@@ -223,7 +223,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
-  audit::audit_options o = judge_options(af);
+  judge::audit_options o = judge_options(af);
   const auto t0 = clock::now();
   if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
   audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
@@ -303,7 +303,7 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.notes = notes;
   r.claim_info = claim_info;
   describe_position_rows(in, claimed, r);
-  r.v = audit::audit(in.d, claimed, o);
+  r.v = judge::audit(in.d, claimed, o);
   if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
     other_layer_hypothesis(parsed, in.d, claimed, o, r.v);
   // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens

@@ -48,7 +48,7 @@ struct rope_under_test {
                      rotation_sense)>
       rotate;
   // The error model's bound on |y_j - (R x)_j| for the two coordinates of band `band` at `pos`,
-  // in units of af (|x_a| + |x_b|) (tools/judge/include/ropecheck/judge/error_model.hpp sections 1-4,
+  // in units of af (|x_a| + |x_b|) (judge/include/ropecheck/judge/error_model.hpp sections 1-4,
   // or the judge's allowance, ropecheck/judge/allowance.hpp).
   std::function<long double(std::int64_t pos, int band)> bound;
 

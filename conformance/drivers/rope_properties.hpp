@@ -1,7 +1,7 @@
 // conformance/drivers/rope_properties.hpp — the property drivers, one function per property, each
 // returning a RapidCheck testable for one implementation under test.
 //
-// Every bound below is the error model's (tools/judge/include/ropecheck/judge/error_model.hpp) bound beta(pos, band) for the
+// Every bound below is the error model's (judge/include/ropecheck/judge/error_model.hpp) bound beta(pos, band) for the
 // implementation, composed by the triangle inequality; nothing is tuned. The interchange type is
 // long double: scores and norms are formed in it, and its own rounding (u_ld = 2^-64) is charged.
 #pragma once

@@ -112,15 +112,15 @@ probe_verdict judge_probe_verdict(const kernel& k, const resolved& r, call_form 
           y[first], again[first]);
   }
   out.d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
-  audit::audit_options o;
+  judge::audit_options o;
   o.strict = r.opts.strict;
   o.reference = r.reference;
-  out.v = audit::audit(out.d, r.declared, o);
+  out.v = judge::audit(out.d, r.declared, o);
   return out;
 }
 
 std::string verdict_lines(const kernel& k, const resolved& r, call_form form, const probe_verdict& pv) {
-  const audit::verdict& v = pv.v;
+  const judge::verdict& v = pv.v;
   const auto& at = v.reference == judge::reference_kind::exact ? v.from_exact : v.from_framework;
   std::string s = fmt("judge on %s of the probe set (%d tokens x %d heads, positions %lld..%lld, %s): %s against the %s reference%s\n",
                       form == call_form::prefill ? "prefill calls (runs of consecutive positions, 2 to 64 tokens a call)"

@@ -11,8 +11,8 @@
 namespace ropecheck::conformance::detail {
 
 struct probe_verdict {
-  audit::dump d;                 // what the kernel was given and returned
-  audit::verdict v;              // the judge's verdict on it
+  judge::dump d;                 // what the kernel was given and returned
+  judge::verdict v;              // the judge's verdict on it
   std::string nondeterministic;  // prefill: the second application differed (what and where), else empty
 };
 

@@ -58,7 +58,7 @@ void validate(const rope_config& c, std::int64_t seq_len, int precision_bits) {
   if (seq_len < 0) reject("seq_len must be >= 0 (0 = not given)");
   if (c.outputs == output_order::half_split)
     reject("outputs half_split (DeepSeek's rope_interleave) is not modelled: the reference rotates in place; map the "
-           "outputs back to the input's order first (as the judge does, tools/judge/src/output_order.cpp)");
+           "outputs back to the input's order first (as the judge does, judge/src/output_order.cpp)");
   if (c.frozen_bands < 0 || c.frozen_bands >= c.bands())
     reject("frozen_bands (proportional RoPE) must be in [0, rotary_dim/2): at least one band turns, got " +
            std::to_string(c.frozen_bands));

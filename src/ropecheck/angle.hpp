@@ -17,7 +17,7 @@
 //                               (cached<> has inner() instead)
 //
 // The strategies (the exact one, backed by the MPFR reference, is the judge's: ropecheck/judge/
-// exact_strategy.hpp in tools/judge, so that no kernel ever includes the reference it is checked against):
+// exact_strategy.hpp in judge, so that no kernel ever includes the reference it is checked against):
 //   direct_angle<T>             inv_freq, position, product and sin/cos all in T
 //   hf_angle<Model>             HF transformers: fp32 inv_freq as torch computes it, fp32 product of
 //                               float(position) and inv_freq, fp32 cos/sin * attention factor, then
@@ -120,7 +120,7 @@ template <class T>
 // direct_angle<T>: everything in T. For T = float this is the typical hand-written fp32 kernel
 // (inv_freq by powf, angle = p * inv_freq, cosf/sinf); for T = bf16 it is eager bf16 throughout,
 // positions included. Error: angle off by ~(k+2) u_T |p theta| where k u_T bounds inv_freq's
-// relative error (see tools/judge/include/ropecheck/judge/error_model.hpp).
+// relative error (see judge/include/ropecheck/judge/error_model.hpp).
 template <class T>
 class direct_angle {
  public:

@@ -21,16 +21,16 @@ TEST(Allowance, KFreqIsTheErrorModelsEnvelope) {
   for (const auto& nc : rule_sweep())
     for (bool fp32 : {true, false})
       for (int i = 0; i < nc.cfg.bands(); ++i)
-        EXPECT_EQ(judge::k_freq(nc.cfg, i, fp32), test::judge_k_freq(nc.cfg, i, fp32)) << nc.name << " band " << i;
+        EXPECT_EQ(judge::k_freq(nc.cfg, i, fp32), judge::judge_k_freq(nc.cfg, i, fp32)) << nc.name << " band " << i;
 }
 
 TEST(Allowance, EnvelopeCoversHfsFp32InvFreqAndGgmlsChain) {
   for (const auto& nc : rule_sweep()) {
     double least_hf = 1e300, least_ggml = 1e300;  // smallest margin envelope - bound over the bands
     for (int i = 0; i < nc.cfg.bands(); ++i) {
-      const double env = test::judge_k_freq(nc.cfg, i, true);
-      const double hf = test::bound_hf(nc.cfg, i, nc.seq_len);
-      const double gg = static_cast<double>(test::k_freq_ggml(nc.cfg, i, nc.seq_len));
+      const double env = judge::judge_k_freq(nc.cfg, i, true);
+      const double hf = judge::bound_hf(nc.cfg, i, nc.seq_len);
+      const double gg = static_cast<double>(judge::k_freq_ggml(nc.cfg, i, nc.seq_len));
       least_hf = std::min(least_hf, env - hf), least_ggml = std::min(least_ggml, env - gg);
       EXPECT_GE(env, hf) << nc.name << " band " << i << ": the envelope is below HF's fp32 inv_freq bound";
       // Plain schedule: the envelope IS ggml's bound (the same formula, evaluated in double here and

@@ -22,8 +22,8 @@
 
 namespace ropecheck::judge_test {
 
-using audit::dump;
-using audit::verdict;
+using judge::dump;
+using judge::verdict;
 
 inline constexpr int kHeads = 2;
 

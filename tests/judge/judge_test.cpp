@@ -16,7 +16,7 @@ using namespace ropecheck::judge_test;
 
 TEST(Diagnose, CorrectFp32Passes) {
   const auto c = claimed_config();
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("correct fp32", v);
   EXPECT_TRUE(v.pass);
   for (const auto& f : v.findings) EXPECT_EQ(f.bug_class, "angle_drift_fp32");  // a warning at most
@@ -24,7 +24,7 @@ TEST(Diagnose, CorrectFp32Passes) {
 
 TEST(Diagnose, CorrectBf16Passes) {
   const auto c = claimed_config();
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<bfloat16>(rope_geometry::of(c), hf_angle<bfloat16>(c), kPos, kPos, "bfloat16"), c);
   print("correct bf16", v);
   EXPECT_TRUE(v.pass);
@@ -34,21 +34,21 @@ TEST(Diagnose, CorrectFp32PartialRotaryPasses) {
   auto c = claimed_config(128);
   c.rotary_dim = 32;
   c.pair_layout = layout::interleaved;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("correct fp32 partial", v);
   EXPECT_TRUE(v.pass);
 }
 
 TEST(Diagnose, CorrectYarnPasses) {
   auto c = yarn_claim();
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("correct yarn fp32", v);
   EXPECT_TRUE(v.pass);
 }
 
 TEST(Diagnose, CorrectFloat16Passes) {
   const auto c = claimed_config();
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<float16>(rope_geometry::of(c), hf_angle<float16>(c), kPos, kPos, "float16"), c);
   print("correct fp16", v);
   EXPECT_TRUE(v.pass);
@@ -58,17 +58,17 @@ TEST(Diagnose, RejectsInconsistentDumps) {
   const auto c = claimed_config();
   auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
   d.dtype = "int8";
-  EXPECT_THROW((void)audit::audit(d, c), std::invalid_argument);
+  EXPECT_THROW((void)judge::audit(d, c), std::invalid_argument);
   d.dtype = "float32";
   d.y.pop_back();
-  EXPECT_THROW((void)audit::audit(d, c), std::invalid_argument);
+  EXPECT_THROW((void)judge::audit(d, c), std::invalid_argument);
 }
 
 // ggml forms theta_i by repeated fp32 products (2-4x the HF angle error, DESIGN): a careful fp32
 // implementation, so it passes, with the drift as a warning at most.
 TEST(Diagnose, GgmlAnglesPassWithAWarning) {
   const auto c = claimed_config();
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), ggml_angle(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), ggml_angle(c), kPos, kPos, "float32"), c);
   print("ggml fp32", v);
   EXPECT_TRUE(v.pass);
   for (const auto& f : v.findings) EXPECT_EQ(f.bug_class, "angle_drift_fp32") << f.sentence;
@@ -80,33 +80,33 @@ TEST(Diagnose, GgmlAnglesPassWithAWarning) {
 TEST(Diagnose, HfReferenceJudgesAgainstHfsOwnAngles) {
   const auto c = claimed_config();
   const auto hf_dump = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
-  audit::audit_options hf;
-  hf.reference = audit::reference_kind::hf;
-  const auto v = audit::audit(hf_dump, c, hf);
+  judge::audit_options hf;
+  hf.reference = judge::reference_kind::hf;
+  const auto v = judge::audit(hf_dump, c, hf);
   print("HF fp32 against HF's convention", v);
   EXPECT_TRUE(v.pass);
-  EXPECT_EQ(v.reference, audit::reference_kind::hf);
+  EXPECT_EQ(v.reference, judge::reference_kind::hf);
   EXPECT_LT(v.from_framework.max_ulps * 100, v.from_exact.max_ulps);
   EXPECT_EQ(v.max_error_ulps, v.from_framework.max_ulps);
   const auto exact_dump = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
-  const auto w = audit::audit(exact_dump, c, hf);
+  const auto w = judge::audit(exact_dump, c, hf);
   print("fp64 angles against HF's convention", w);
   EXPECT_FALSE(w.pass);
-  EXPECT_TRUE(audit::audit(exact_dump, c).pass);
+  EXPECT_TRUE(judge::audit(exact_dump, c).pass);
 }
 
 // A flat tolerance override replaces the derived allowance (both ways).
 TEST(Diagnose, ToleranceOverride) {
   const auto c = claimed_config();
   const auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
-  const auto base = audit::audit(d, c);
-  audit::audit_options o;
+  const auto base = judge::audit(d, c);
+  judge::audit_options o;
   o.tolerance_ulps = base.max_error_ulps * 0.5;
-  EXPECT_FALSE(audit::audit(d, c, o).pass);
+  EXPECT_FALSE(judge::audit(d, c, o).pass);
   o.tolerance_ulps = base.max_error_ulps * 2;
-  EXPECT_TRUE(audit::audit(d, c, o).pass);
+  EXPECT_TRUE(judge::audit(d, c, o).pass);
   o.tolerance_ulps = -1;
-  EXPECT_THROW((void)audit::audit(d, c, o), std::invalid_argument);
+  EXPECT_THROW((void)judge::audit(d, c, o), std::invalid_argument);
 }
 
 // NaN in the output fails with its own finding; the verdict does not depend on the thread count;
@@ -116,17 +116,17 @@ TEST(Diagnose, NonFiniteThreadsAndSubsets) {
   auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
   auto bad = d;
   bad.y[5] = std::numeric_limits<double>::quiet_NaN();
-  const auto nf = audit::audit(bad, c);
+  const auto nf = judge::audit(bad, c);
   expect_top(nf, "non_finite");
 
   auto impl = c;
   impl.base = 10000.0;
   const auto wrong = make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32");
-  audit::audit_options one, many, small;
+  judge::audit_options one, many, small;
   one.threads = 1;
   many.threads = 3;
   small.diagnosis_tokens = 70;
-  const auto a = audit::audit(wrong, c, one), b = audit::audit(wrong, c, many), s = audit::audit(wrong, c, small);
+  const auto a = judge::audit(wrong, c, one), b = judge::audit(wrong, c, many), s = judge::audit(wrong, c, small);
   EXPECT_EQ(a.max_error_ulps, b.max_error_ulps);
   EXPECT_EQ(a.worst_ratio, b.worst_ratio);
   EXPECT_EQ(a.from_framework.max_ulps, b.from_framework.max_ulps);
@@ -149,24 +149,24 @@ TEST(Diagnose, ReversedRotationIsNamedWhenTheSubsetMissesTheLargestPosition) {
   auto g = rope_geometry::of(c);
   g.direction = rotation_direction::reversed;
   const auto d = make_dump<float>(g, hf_angle<float>(c, kPos.back() + 1), kPos, kPos, "float32");
-  audit::audit_options small;
+  judge::audit_options small;
   small.diagnosis_tokens = 70;
-  const auto v = audit::audit(d, c, small);
+  const auto v = judge::audit(d, c, small);
   print("reversed kernel, forward dynamic claim, subset", v);
   ASSERT_LT(v.tokens_diagnosed, d.tokens);
   expect_top(v, "rotation_reversed");
   // And claimed reversed, the same kernel passes.
   auto r = c;
   r.direction = rotation_direction::reversed;
-  expect_pass(audit::audit(d, r, small));
+  expect_pass(judge::audit(d, r, small));
 }
 
 TEST(Diagnose, ExactAnglesAreNotHfsConvention) {
   const auto c = claimed_config();
   const auto d = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
-  audit::audit_options hf;
-  hf.reference = audit::reference_kind::hf;
-  const auto v = audit::audit(d, c, hf);
+  judge::audit_options hf;
+  hf.reference = judge::reference_kind::hf;
+  const auto v = judge::audit(d, c, hf);
   print("fp64 angles, HF reference", v);
   expect_top(v, "not_hf_convention");
 }
@@ -196,7 +196,7 @@ TEST(Diagnose, HfReferenceCosSinAgreeWithMpfr) {
 // token gets its own error entry.
 TEST(Diagnose, ScoreViolationAndPerPositionErrors) {
   const auto c = claimed_config();
-  const auto good = audit::audit(
+  const auto good = judge::audit(
       make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32"), c);
   std::printf("score violation, fp64 angles stored in fp32: %.3g (allowance 20u = %.3g)\n", good.score_violation,
               20 * 0x1p-24);
@@ -208,7 +208,7 @@ TEST(Diagnose, ScoreViolationAndPerPositionErrors) {
   }
   std::vector<std::int64_t> used;
   for (auto p : kPos) used.push_back(static_cast<std::int64_t>(static_cast<float>(scalar_traits<bfloat16>::narrow(static_cast<double>(p)))));
-  const auto bad = audit::audit(make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, used, "float32"), c);
+  const auto bad = judge::audit(make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, used, "float32"), c);
   std::printf("score violation, positions in bf16: %.3g at m=%lld n=%lld\n", bad.score_violation,
               static_cast<long long>(bad.score_violation_m), static_cast<long long>(bad.score_violation_n));
   EXPECT_GT(bad.score_violation, 1e-3);
@@ -218,18 +218,18 @@ TEST(Diagnose, ScoreViolationAndPerPositionErrors) {
 // sits far closer to it than to exact angles; HF's fp32 angles do not reproduce it.
 TEST(Diagnose, GgmlReferenceJudgesAgainstGgmlsChain) {
   const auto c = claimed_config();
-  audit::audit_options g;
-  g.reference = audit::reference_kind::ggml;
+  judge::audit_options g;
+  g.reference = judge::reference_kind::ggml;
   const auto ggml_dump = make_dump<float>(rope_geometry::of(c), ggml_angle(c), kPos, kPos, "float32");
-  const auto v = audit::audit(ggml_dump, c, g);
+  const auto v = judge::audit(ggml_dump, c, g);
   print("ggml fp32 against ggml's convention", v);
   EXPECT_TRUE(v.pass);
   EXPECT_EQ(v.framework, "ggml");
   EXPECT_LT(v.from_framework.max_ulps * 100, v.from_exact.max_ulps);
   const auto hf_dump = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
-  EXPECT_FALSE(audit::audit(hf_dump, c, g).pass);
+  EXPECT_FALSE(judge::audit(hf_dump, c, g).pass);
   const auto exact = make_dump<float, double>(rope_geometry::of(c), direct_angle<double>(c), kPos, kPos, "float32");
-  expect_top(audit::audit(exact, c, g), "not_ggml_convention");
+  expect_top(judge::audit(exact, c, g), "not_ggml_convention");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // tests/judge/output_order_test.cpp — claims whose outputs are written half-split (DeepSeek's
-// rope_interleave, tools/judge/src/output_order.cpp): the correct order passes, outputs left in
+// rope_interleave, judge/src/output_order.cpp): the correct order passes, outputs left in
 // place pass with the warning outputs_in_place (vLLM's DeepSeek rotates these pairs in place;
 // scores are unchanged when q and k agree) and fail as layout_swapped under strict, and a GLM-style interleaved dump judged with a Llama-style claim
 // is layout_swapped too.
@@ -45,13 +45,13 @@ TEST(OutputOrder, MappingBackIsTheInverseOfRopeInterleavesOrderAndLeavesPassThro
   const dump d = interleaved_in_place(c);
   const dump half = to_half_split_order(d, c.rotary_dim);
   EXPECT_NE(half.y, d.y);
-  EXPECT_EQ(audit::detail::to_input_order(half, c.rotary_dim).y, d.y);  // exact: a permutation
+  EXPECT_EQ(judge::detail::to_input_order(half, c.rotary_dim).y, d.y);  // exact: a permutation
 }
 
 TEST(OutputOrder, ACorrectRopeInterleaveDumpPasses) {
   for (int rd : {64, 32}) {  // whole head, and a partial rotary part with pass-through coordinates
     const auto c = deepseek_claim(64, rd);
-    const auto v = audit::audit(to_half_split_order(interleaved_in_place(c), rd), c);
+    const auto v = judge::audit(to_half_split_order(interleaved_in_place(c), rd), c);
     print("deepseek rope_interleave rd " + std::to_string(rd), v);
     expect_pass(v);
   }
@@ -59,7 +59,7 @@ TEST(OutputOrder, ACorrectRopeInterleaveDumpPasses) {
 
 TEST(OutputOrder, OutputsLeftInTheInputsOrderPassWithAWarningAndFailUnderStrict) {
   const auto c = deepseek_claim(64, 64);
-  const auto v = audit::audit(interleaved_in_place(c), c);
+  const auto v = judge::audit(interleaved_in_place(c), c);
   print("deepseek outputs in place", v);
   EXPECT_TRUE(v.pass) << v.tolerance_reason;
   ASSERT_EQ(v.findings.size(), 1u);
@@ -68,9 +68,9 @@ TEST(OutputOrder, OutputsLeftInTheInputsOrderPassWithAWarningAndFailUnderStrict)
                                              "where rope_interleave writes them half-split"),
             std::string::npos)
       << v.findings.front().sentence;
-  audit::audit_options strict;
+  judge::audit_options strict;
   strict.strict = true;
-  const auto s = audit::audit(interleaved_in_place(c), c, strict);
+  const auto s = judge::audit(interleaved_in_place(c), c, strict);
   print("deepseek outputs in place, strict", s);
   expect_top(s, "layout_swapped");
   ASSERT_FALSE(s.findings.empty());
@@ -78,7 +78,7 @@ TEST(OutputOrder, OutputsLeftInTheInputsOrderPassWithAWarningAndFailUnderStrict)
   // The same dump claimed in place passes with no finding but the fp32 drift warning (expect_pass).
   rope_config in_place = c;
   in_place.outputs = output_order::in_place;
-  const auto ip = audit::audit(interleaved_in_place(c), in_place);
+  const auto ip = judge::audit(interleaved_in_place(c), in_place);
   expect_pass(ip);
 }
 
@@ -87,7 +87,7 @@ TEST(OutputOrder, AHalfSplitInPlaceDumpClaimedAsRopeInterleaveIsLayoutSwapped) {
   rope_config llama = c;
   llama.pair_layout = layout::half_split;
   llama.outputs = output_order::in_place;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(llama), hf_angle<float>(llama), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(llama), hf_angle<float>(llama), kPos, kPos, "float32"), c);
   print("llama dump claimed as deepseek", v);
   expect_top(v, "layout_swapped");
   ASSERT_FALSE(v.findings.empty());
@@ -100,10 +100,10 @@ TEST(OutputOrder, AGlmDumpJudgedWithALlamaStyleClaimIsLayoutSwapped) {
   glm.rotary_dim = 64;
   glm.pair_layout = layout::interleaved;
   const dump d = make_dump<float>(rope_geometry::of(glm), hf_angle<float>(glm), kPos, kPos, "float32");
-  expect_pass(audit::audit(d, glm));
+  expect_pass(judge::audit(d, glm));
   rope_config llama_style = glm;
   llama_style.pair_layout = layout::half_split;
-  const auto v = audit::audit(d, llama_style);
+  const auto v = judge::audit(d, llama_style);
   print("glm dump, llama-style claim", v);
   expect_top(v, "layout_swapped");
 }

@@ -1,5 +1,5 @@
 // tests/judge/pass_angle_precision_test.cpp — the judge names angles formed in a 16-bit type
-// (tools/judge/src/pass_angle_precision.cpp): eager bf16 / fp16 RoPE, direct_angle<T> with T storage
+// (judge/src/pass_angle_precision.cpp): eager bf16 / fp16 RoPE, direct_angle<T> with T storage
 // and compute (position, inv_freq, product, cos/sin and rotation all in T), on the small test
 // positions and on the probe set (ropecheck/judge/probe.hpp). The one-rounding classes stay first
 // where they explain the dump alone: bf16 positions (positions_low_precision), bf16 inv_freq
@@ -11,7 +11,7 @@
 #include <limits>
 #include <numbers>
 
-#include "passes.hpp"  // tools/judge/src: the pass's model, for its boundaries
+#include "passes.hpp"  // judge/src: the pass's model, for its boundaries
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
 
@@ -54,8 +54,8 @@ std::vector<std::pair<std::string, rope_config>> claims() {
 
 // ---- the model's boundaries (pass_angle_precision.cpp) ----
 
-using audit::detail::angles16;
-using audit::detail::fit_angle16;
+using judge::detail::angles16;
+using judge::detail::fit_angle16;
 
 // bf16(bf16(p) bf16(theta)) at p = 1777, theta = 0.3 (exact angle 533.1): 1777 -> 1776 (spacing 8
 // at 1024..2048), 0.3 -> 0.30078125, 1776 * 0.30078125 = 534.1875 -> 536 (spacing 4): 2.9 rad off.
@@ -95,15 +95,15 @@ TEST(AnglePrecisionModel, ACellFitsUpToDeltaInclusive) {
 }
 
 TEST(AnglePrecisionModel, NearlyAllIsNinetyNinePercentInclusive) {
-  EXPECT_TRUE(audit::detail::nearly_all(99, 100));
-  EXPECT_FALSE(audit::detail::nearly_all(98, 100));
-  EXPECT_TRUE(audit::detail::nearly_all(0, 0));
+  EXPECT_TRUE(judge::detail::nearly_all(99, 100));
+  EXPECT_FALSE(judge::detail::nearly_all(98, 100));
+  EXPECT_TRUE(judge::detail::nearly_all(0, 0));
 }
 
 TEST(AnglePrecisionModel, HalfATokenIsNotPastHalfAToken) {
-  EXPECT_FALSE(audit::detail::past_half_token(0.25, 0.5));
-  EXPECT_TRUE(audit::detail::past_half_token(std::nextafter(0.25, 1.0), 0.5));
-  EXPECT_TRUE(audit::detail::past_half_token(-0.3, 0.5));
+  EXPECT_FALSE(judge::detail::past_half_token(0.25, 0.5));
+  EXPECT_TRUE(judge::detail::past_half_token(std::nextafter(0.25, 1.0), 0.5));
+  EXPECT_TRUE(judge::detail::past_half_token(-0.3, 0.5));
 }
 
 // ---- the judge on eager 16-bit dumps ----
@@ -117,7 +117,7 @@ void print_seed() { std::printf("[ropecheck] seed 7 (make_dump inputs)\n"); }
 TEST(AnglePrecision, EagerBf16OnTheTestPositions) {
   print_seed();
   const auto c = claimed_config();
-  const auto v = audit::audit(make_dump<bfloat16, bfloat16>(rope_geometry::of(c), direct_angle<bfloat16>(c), kPos, kPos, "bfloat16"), c);
+  const auto v = judge::audit(make_dump<bfloat16, bfloat16>(rope_geometry::of(c), direct_angle<bfloat16>(c), kPos, kPos, "bfloat16"), c);
   print("eager bf16, test positions", v);
   expect_top(v, "angle_low_precision");
   EXPECT_NE(v.findings.front().sentence.find("bfloat16"), std::string::npos) << v.findings.front().sentence;
@@ -130,7 +130,7 @@ TEST(AnglePrecision, EagerFp16OnTheTestPositions) {
   for (auto p : kPos)
     if (p <= kFp16Max) pos.push_back(p);
   pos.push_back(kFp16Max);  // the largest finite fp16 position (equality with the range's end)
-  const auto v = audit::audit(make_dump<float16, float16>(rope_geometry::of(c), direct_angle<float16>(c), pos, pos, "float16"), c);
+  const auto v = judge::audit(make_dump<float16, float16>(rope_geometry::of(c), direct_angle<float16>(c), pos, pos, "float16"), c);
   print("eager fp16, test positions <= 65504", v);
   expect_top(v, "angle_low_precision");
   EXPECT_NE(v.findings.front().sentence.find("float16"), std::string::npos) << v.findings.front().sentence;
@@ -138,7 +138,7 @@ TEST(AnglePrecision, EagerFp16OnTheTestPositions) {
 
 TEST(AnglePrecision, EagerBf16OnTheProbeSet) {
   for (const auto& [name, c] : claims()) {
-    const auto v = audit::audit(eager_probe_dump<bfloat16>(c, "bfloat16", kNoLimit), c);
+    const auto v = judge::audit(eager_probe_dump<bfloat16>(c, "bfloat16", kNoLimit), c);
     print(name + ": eager bf16, probe set", v);
     expect_top(v, "angle_low_precision");
     // The whole sentence: the dtype, how much fits, the largest error, where half a token is passed.
@@ -152,7 +152,7 @@ TEST(AnglePrecision, EagerBf16OnTheProbeSet) {
 
 TEST(AnglePrecision, EagerFp16OnTheProbeSetBelow65504) {
   for (const auto& [name, c] : claims()) {
-    const auto v = audit::audit(eager_probe_dump<float16>(c, "float16", kFp16Max), c);
+    const auto v = judge::audit(eager_probe_dump<float16>(c, "float16", kFp16Max), c);
     print(name + ": eager fp16, probe set <= 65504", v);
     expect_top(v, "angle_low_precision");
   }
@@ -161,7 +161,7 @@ TEST(AnglePrecision, EagerFp16OnTheProbeSetBelow65504) {
 // Past 65504 fp16 positions overflow: the outputs are not finite, and that is what is named.
 TEST(AnglePrecision, EagerFp16PastItsRangeIsNonFinite) {
   const auto c = claimed_config(128);
-  const auto v = audit::audit(eager_probe_dump<float16>(c, "float16", kNoLimit), c);
+  const auto v = judge::audit(eager_probe_dump<float16>(c, "float16", kNoLimit), c);
   print("plain: eager fp16, whole probe set", v);
   expect_top(v, "non_finite");
 }
@@ -173,8 +173,8 @@ TEST(AnglePrecision, Bf16PositionsAloneStayPositionsLowPrecision) {
   const auto g = rope_geometry::of(c);
   for (const auto* dt : {"float32", "bfloat16"}) {
     const auto v = std::string(dt) == "float32"
-                       ? audit::audit(make_dump<float>(g, storage_positions<bfloat16, float>(c), kPos, kPos, dt), c)
-                       : audit::audit(make_dump<bfloat16>(g, storage_positions<bfloat16, float>(c), kPos, kPos, dt), c);
+                       ? judge::audit(make_dump<float>(g, storage_positions<bfloat16, float>(c), kPos, kPos, dt), c)
+                       : judge::audit(make_dump<bfloat16>(g, storage_positions<bfloat16, float>(c), kPos, kPos, dt), c);
     print(std::string("bf16 positions, ") + dt + " dump", v);
     expect_top(v, "positions_low_precision");
     for (const auto& f : v.findings) EXPECT_NE(f.bug_class, "angle_low_precision") << f.sentence;
@@ -187,8 +187,8 @@ TEST(AnglePrecision, Bf16InvFreqAloneStaysInvFreqLowPrecision) {
   const auto g = rope_geometry::of(c);
   for (const auto* dt : {"float32", "bfloat16"}) {
     const auto v = std::string(dt) == "float32"
-                       ? audit::audit(make_dump<float>(g, bf16_inv_freq_angle(c), kPos, kPos, dt), c)
-                       : audit::audit(make_dump<bfloat16>(g, bf16_inv_freq_angle(c), kPos, kPos, dt), c);
+                       ? judge::audit(make_dump<float>(g, bf16_inv_freq_angle(c), kPos, kPos, dt), c)
+                       : judge::audit(make_dump<bfloat16>(g, bf16_inv_freq_angle(c), kPos, kPos, dt), c);
     print(std::string("bf16 inv_freq, ") + dt + " dump", v);
     expect_top(v, "inv_freq_low_precision");
     for (const auto& f : v.findings) EXPECT_NE(f.bug_class, "angle_low_precision") << f.sentence;
@@ -202,7 +202,7 @@ TEST(AnglePrecision, Bf16InvFreqAtPowersOfTwoIsInvFreqNotAngles) {
   const auto c = claimed_config();
   std::vector<std::int64_t> pos{0};
   for (std::int64_t p = 1; p <= 65536; p *= 2) pos.push_back(p);
-  const auto v = audit::audit(make_dump<bfloat16>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "bfloat16"), c);
+  const auto v = judge::audit(make_dump<bfloat16>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "bfloat16"), c);
   print("bf16 inv_freq, positions 0 and 2^k, bf16 dump", v);
   expect_top(v, "inv_freq_low_precision");
   for (const auto& f : v.findings) EXPECT_NE(f.bug_class, "angle_low_precision") << f.sentence;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "passes.hpp"  // tools/judge/src: the pass's threshold, tested at equality
+#include "passes.hpp"  // judge/src: the pass's threshold, tested at equality
 
 namespace {
 
@@ -15,14 +15,14 @@ constexpr double kInf = std::numeric_limits<double>::infinity();  // std::nextaf
 
 TEST(Diagnose, FastSinCos) {
   const auto c = claimed_config();
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), fast_sincos_angle(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), fast_sincos_angle(c), kPos, kPos, "float32"), c);
   print("fast sin/cos", v);
   expect_top(v, "fast_sincos");
 }
 
 TEST(Diagnose, CosSinCacheInBf16) {
   const auto c = claimed_config();
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<float>(rope_geometry::of(c), cached<bfloat16, hf_angle<float>>(hf_angle<float>(c)), kPos, kPos, "float32"), c);
   print("cos/sin cache in bf16", v);
   expect_top(v, "cos_sin_low_precision");
@@ -35,7 +35,7 @@ TEST(Diagnose, ErrorGrowingWithPositionIsNotFastSinCos) {
   const auto c = claimed_config();
   std::vector<std::int64_t> pos;
   for (int i = 0; i < 64; ++i) pos.push_back(i);
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<float, double>(rope_geometry::of(c), scaled_frequencies{c, 1e-4}, pos, pos, "float32"), c);
   print("positions 0..63, every frequency times 1 + 1e-4", v);
   expect_top(v, "unexplained");
@@ -51,7 +51,7 @@ TEST(Diagnose, ErrorGrowingWithPositionIsNotFastSinCos) {
 // independent of position (fast_sincos, cos_sin_low_precision); x4 is exact, so the neighbours of
 // late/4 are the neighbours of the threshold.
 TEST(Diagnose, AQuarterOfTheLateErrorDoesNotGrow) {
-  using audit::detail::error_does_not_grow;
+  using judge::detail::error_does_not_grow;
   for (const double late : {1.0, 3e-3, 0.7}) {
     const double quarter = late / 4;  // exact
     EXPECT_TRUE(error_does_not_grow(quarter, late)) << late;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "passes.hpp"  // tools/judge/src: the pass's threshold, tested at equality
+#include "passes.hpp"  // judge/src: the pass's threshold, tested at equality
 
 namespace {
 
@@ -15,7 +15,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();  // std::nextaf
 
 TEST(Diagnose, Fp32AnglesInAFloat64Dump) {
   const auto c = claimed_config();
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<double, double>(rope_geometry::of(c), hf_angle<double>(c), kPos, kPos, "float64"), c);
   print("fp32 angles, float64 dump", v);
   expect_top(v, "angle_drift_fp32");
@@ -25,12 +25,12 @@ TEST(Diagnose, Fp32AnglesInAFloat64Dump) {
 TEST(Diagnose, StrictModeFailsFp32Drift) {
   const auto c = claimed_config();
   const auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
-  audit::audit_options strict;
+  judge::audit_options strict;
   strict.strict = true;
-  const auto v = audit::audit(d, c, strict);
+  const auto v = judge::audit(d, c, strict);
   print("HF fp32, strict", v);
   expect_top(v, "angle_drift_fp32");
-  EXPECT_TRUE(audit::audit(d, c).pass);
+  EXPECT_TRUE(judge::audit(d, c).pass);
 }
 
 // M-RoPE-like (Qwen2-VL style): tokens 100..159 carry other positions in bands 16..63 only (height
@@ -62,7 +62,7 @@ std::vector<std::int64_t> positions_0_to(int n) {
 TEST(Diagnose, MropeLikeBandsAreUnexplainedWithTheirTokensAndBands) {
   const auto c = claimed_config(128);
   const auto pos = positions_0_to(160);
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), mrope_like{hf_angle<float>(c)}, pos, pos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), mrope_like{hf_angle<float>(c)}, pos, pos, "float32"), c);
   print("M-RoPE-like: tokens 100..159 other positions in bands 16..63", v);
   expect_top(v, "unexplained");
   for (const auto& f : v.findings) EXPECT_NE(f.bug_class, "angle_drift_fp32") << f.sentence;
@@ -74,7 +74,7 @@ TEST(Diagnose, MropeLikeBandsAreUnexplainedWithTheirTokensAndBands) {
 
   // A small shift (7 tokens) in bands 16..63: the fast bands 0..15 pin one position per token within
   // 0.1 rad, so this reaches the drift pass from the position side; still far beyond fp32 drift.
-  const auto w = audit::audit(
+  const auto w = judge::audit(
       make_dump<float>(rope_geometry::of(c), mrope_like{hf_angle<float>(c), false, 7}, pos, pos, "float32"), c);
   print("tokens 100..159 at p + 7 in bands 16..63", w);
   expect_top(w, "unexplained");
@@ -88,7 +88,7 @@ TEST(Diagnose, MropeLikeBandsAreUnexplainedWithTheirTokensAndBands) {
 TEST(Diagnose, MropeLikeAllBandsIsPositionsWrong) {
   const auto c = claimed_config(128);
   const auto pos = positions_0_to(160);
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<float>(rope_geometry::of(c), mrope_like{hf_angle<float>(c), true}, pos, pos, "float32"), c);
   print("tokens 100..159 other positions in every band", v);
   expect_top(v, "positions_wrong");
@@ -99,7 +99,7 @@ TEST(Diagnose, MropeLikeAllBandsIsPositionsWrong) {
 // 2) already holds a factor 4 of room), so an error that reaches it is still fp32 drift; one ulp past
 // it is not (error / bound rounds to 1 + 2^-52 > 1).
 TEST(Diagnose, AnErrorAtTheBoundIsWithinFp32Drift) {
-  using audit::detail::within_fp32_drift;
+  using judge::detail::within_fp32_drift;
   for (const double bound : {1.0, 2.5e-6, 9.3e-3, 0.1}) {
     EXPECT_TRUE(within_fp32_drift(std::nextafter(bound, 0.0), bound)) << bound;
     EXPECT_TRUE(within_fp32_drift(bound, bound)) << bound;

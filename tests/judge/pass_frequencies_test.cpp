@@ -11,7 +11,7 @@ TEST(Diagnose, BaseWrong) {
   const auto c = claimed_config();
   auto impl = c;
   impl.base = 10000.0;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("base 1e4 claimed 5e5", v);
   expect_top(v, "base_wrong");
   EXPECT_NE(v.findings.front().sentence.find("base is 10000 not 500000"), std::string::npos);
@@ -21,7 +21,7 @@ TEST(Diagnose, BaseWrongBf16) {
   const auto c = claimed_config(128);
   auto impl = c;
   impl.base = 10000.0;
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<bfloat16>(rope_geometry::of(c), hf_angle<bfloat16>(impl), kPos, kPos, "bfloat16"), c);
   print("bf16 base 1e4 claimed 5e5", v);
   expect_top(v, "base_wrong");
@@ -32,14 +32,14 @@ TEST(Diagnose, RotaryDimThetaOverHeadDim) {
   c.rotary_dim = 32;
   auto impl = c;
   impl.rotary_dim = 64;  // theta_i = base^(-2i/64) but only 32 coordinates rotated
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("theta over head_dim", v);
   expect_top(v, "rotary_dim_wrong");
 }
 
 TEST(Diagnose, InvFreqInBf16) {
   const auto c = claimed_config();
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), kPos, kPos, "float32"), c);
   print("inv_freq in bf16", v);
   expect_top(v, "inv_freq_low_precision");
 }
@@ -54,7 +54,7 @@ TEST(Diagnose, InvFreqInBf16OnAShortDensePrompt) {
   c.base = 10000.0;
   std::vector<std::int64_t> pos;
   for (int i = 0; i < 300; ++i) pos.push_back(i);
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
   print("inv_freq in bf16, positions 0..299", v);
   expect_top(v, "inv_freq_low_precision");
 }
@@ -68,13 +68,13 @@ TEST(Diagnose, InvFreqInBf16AtOneDecodePosition) {
   c.base = 10000.0;
   for (std::int64_t p : {300, 1}) {
     const std::vector<std::int64_t> pos{p};
-    const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
+    const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "float32"), c);
     print("inv_freq in bf16, one position " + std::to_string(p), v);
     expect_top(v, "inv_freq_low_precision");
   }
   // The correct kernel at the same single position is not diagnosed at all (it passes).
   const std::vector<std::int64_t> pos{300};
-  expect_pass(audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), pos, pos, "float32"), c));
+  expect_pass(judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), pos, pos, "float32"), c));
 }
 
 // The same bug in a bf16 dump: the slow bands' fits are noisy (bf16 outputs), the fast ones show
@@ -84,7 +84,7 @@ TEST(Diagnose, InvFreqInBf16Bf16Dump) {
   std::vector<std::int64_t> pos;
   for (int i = 0; i < 64; ++i) pos.push_back(i);
   for (double q = 64; q < 131072; q *= 1.09) pos.push_back(static_cast<std::int64_t>(q));
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<bfloat16>(rope_geometry::of(c), bf16_inv_freq_angle(c), pos, pos, "bfloat16"), c);
   print("inv_freq in bf16, bf16 dump", v);
   expect_top(v, "inv_freq_low_precision");
@@ -99,10 +99,10 @@ TEST(Diagnose, DynamicNtkNotReset) {
   std::vector<std::int64_t> pos;
   for (int i = 0; i < 64; ++i) pos.push_back(i);
   for (std::int64_t q : {100, 333, 1000, 1777, 2500, 3333, 4000}) pos.push_back(q);
-  const auto good = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 4001), pos, pos, "float32"), c);
+  const auto good = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 4001), pos, pos, "float32"), c);
   print("dynamic NTK, reset", good);
   EXPECT_TRUE(good.pass);
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 16384), pos, pos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c, 16384), pos, pos, "float32"), c);
   print("dynamic NTK, stale base of 16384 tokens", v);
   expect_top(v, "dynamic_ntk_not_reset");
   EXPECT_NE(v.findings.front().sentence.find("16384"), std::string::npos) << "the implied length is 16384 exactly";
@@ -116,7 +116,7 @@ TEST(Diagnose, ScalingMissing) {
   c.original_max_position_embeddings = 32768;
   auto impl = c;
   impl.scaling = scaling_kind::none;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("yarn claimed, none used", v);
   expect_top(v, "scaling_wrong");
   EXPECT_NE(v.findings.front().sentence.find("no scaling"), std::string::npos);
@@ -131,7 +131,7 @@ TEST(Diagnose, ScalingFactorWrong) {
   c.factor = 4.0;
   auto impl = c;
   impl.factor = 8.0;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("linear 4 claimed, 8 used", v);
   expect_top(v, "scaling_wrong");
   EXPECT_NE(v.findings.front().sentence.find("factor 8"), std::string::npos);
@@ -152,7 +152,7 @@ TEST(Diagnose, OneHeadBaseWrong) {
       y.push_back(d.y[static_cast<std::size_t>(t) * kHeads * d.head_dim + j]);
     }
   d.x = x, d.y = y;
-  const auto v = audit::audit(d, c);
+  const auto v = judge::audit(d, c);
   print("one head, base 1e4", v);
   expect_top(v, "base_wrong");
 }
@@ -164,12 +164,12 @@ TEST(Diagnose, SparsePositionsBaseWrongAndSinglePosition) {
   auto impl = c;
   impl.base = 10000.0;
   const std::vector<std::int64_t> sparse{17, 4000, 9000, 123456};
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
   print("sparse positions, base 1e4", v);
   expect_top(v, "base_wrong");
   EXPECT_NE(v.findings.front().sentence.find("base is 10000 not 500000"), std::string::npos);
   const std::vector<std::int64_t> one{5};
-  const auto w = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), one, one, "float32"), c);
+  const auto w = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), one, one, "float32"), c);
   print("one position, base 1e4", w);
   EXPECT_FALSE(w.pass);
   ASSERT_FALSE(w.findings.empty());
@@ -191,7 +191,7 @@ TEST(Diagnose, SparsePositionsOtherFrequencyClasses) {
       hf_angle<float> inner;
       [[nodiscard]] cos_sin_pair<float> cos_sin(std::int64_t pos, int band) const { return inner.cos_sin(pos, band); }
     };
-    const auto v = audit::audit(make_dump<float>(g, over_head_dim{hf_angle<float>(impl)}, sparse, sparse, "float32"), c);
+    const auto v = judge::audit(make_dump<float>(g, over_head_dim{hf_angle<float>(impl)}, sparse, sparse, "float32"), c);
     print("sparse, theta over head_dim", v);
     expect_top(v, "rotary_dim_wrong");
   }
@@ -202,7 +202,7 @@ TEST(Diagnose, SparsePositionsOtherFrequencyClasses) {
     c.original_max_position_embeddings = 8192;
     auto impl = c;
     impl.scaling = scaling_kind::none;
-    const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
+    const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), sparse, sparse, "float32"), c);
     print("sparse, llama3 claimed, none used", v);
     expect_top(v, "scaling_wrong");
   }

@@ -1,4 +1,4 @@
-// tests/judge/pass_mrope_test.cpp — the judge on M-RoPE dumps (tools/judge/src/pass_mrope.cpp): correct
+// tests/judge/pass_mrope_test.cpp — the judge on M-RoPE dumps (judge/src/pass_mrope.cpp): correct
 // Qwen2-VL (contiguous) and Qwen3-VL (interleaved) dumps pass in fp32 and in bf16 with fp32 compute;
 // each M-RoPE bug is named first (rows swapped, another section split, text positions for image
 // tokens), and so are the 1-D classes on an M-RoPE dump (sglang's bf16 cos/sin cache under fp32 x, a
@@ -27,10 +27,10 @@ TEST(PassMrope, PositionsAreLaidOutAsHfDoes) {
 TEST(PassMrope, CorrectContiguousAndInterleavedPassInFp32AndBf16) {
   for (const rope_config& c : {qwen2vl(), qwen3vl()}) {
     const hf_angle<float> hf(c);
-    const verdict f32 = audit::audit(make_mrope_dump<float>(c, hf, kRows, kRows, "float32"), c);
+    const verdict f32 = judge::audit(make_mrope_dump<float>(c, hf, kRows, kRows, "float32"), c);
     print("mrope correct fp32 " + std::string(to_string(c.mrope)), f32);
     expect_pass(f32);
-    const verdict b16 = audit::audit(make_mrope_dump<bfloat16>(c, hf, kRows, kRows, "bfloat16"), c);
+    const verdict b16 = judge::audit(make_mrope_dump<bfloat16>(c, hf, kRows, kRows, "bfloat16"), c);
     print("mrope correct bf16 " + std::string(to_string(c.mrope)), b16);
     expect_pass(b16);
   }
@@ -39,7 +39,7 @@ TEST(PassMrope, CorrectContiguousAndInterleavedPassInFp32AndBf16) {
 TEST(PassMrope, RowsSwappedAreNamed) {
   for (const rope_config& c : {qwen2vl(), qwen3vl()}) {
     for (const std::vector<int>& perm : {std::vector<int>{0, 2, 1}, std::vector<int>{1, 0, 2}}) {
-      const verdict v = audit::audit(make_mrope_dump<float>(c, hf_angle<float>(c), kRows, permuted(kRows, perm), "float32"), c);
+      const verdict v = judge::audit(make_mrope_dump<float>(c, hf_angle<float>(c), kRows, permuted(kRows, perm), "float32"), c);
       print("mrope rows swapped " + std::string(to_string(c.mrope)), v);
       expect_top(v, "mrope_rows_swapped");
     }
@@ -48,7 +48,7 @@ TEST(PassMrope, RowsSwappedAreNamed) {
 
 TEST(PassMrope, TextPositionsForImageTokensAreNamed) {
   for (const rope_config& c : {qwen2vl(), qwen3vl()}) {
-    const verdict v = audit::audit(make_mrope_dump<bfloat16>(c, hf_angle<float>(c), kRows, permuted(kRows, {0, 0, 0}), "bfloat16"), c);
+    const verdict v = judge::audit(make_mrope_dump<bfloat16>(c, hf_angle<float>(c), kRows, permuted(kRows, {0, 0, 0}), "bfloat16"), c);
     print("mrope text positions " + std::string(to_string(c.mrope)), v);
     expect_top(v, "mrope_text_positions");
   }
@@ -64,7 +64,7 @@ TEST(PassMrope, AnotherSectionSplitIsNamed) {
       {qwen2vl(), mrope_claim(mrope_kind::contiguous, {32, 16, 16})},   // other sections, fitted
   };
   for (const cas& k : cases) {
-    const verdict v = audit::audit(make_mrope_dump<float>(k.used, hf_angle<float>(k.used), kRows, kRows, "float32"), k.claim);
+    const verdict v = judge::audit(make_mrope_dump<float>(k.used, hf_angle<float>(k.used), kRows, kRows, "float32"), k.claim);
     print("mrope section wrong", v);
     expect_top(v, "mrope_section_wrong");
   }
@@ -74,7 +74,7 @@ TEST(PassMrope, AnotherSectionSplitIsNamed) {
 TEST(PassMrope, CosSinDowncastIsNamedFromTheTextTokens) {
   for (const rope_config& c : {qwen2vl(), qwen3vl()}) {
     const cached<bfloat16, hf_angle<float>> cs(hf_angle<float>{c});
-    const verdict v = audit::audit(make_mrope_dump<float>(c, cs, kRows, kRows, "float32"), c);
+    const verdict v = judge::audit(make_mrope_dump<float>(c, cs, kRows, kRows, "float32"), c);
     print("mrope cos/sin downcast", v);
     expect_top(v, "cos_sin_low_precision");
   }
@@ -84,7 +84,7 @@ TEST(PassMrope, WrongBaseIsNamedFromTheTextTokens) {
   const rope_config c = qwen2vl();
   rope_config used = c;
   used.base = 10000.0;
-  const verdict v = audit::audit(make_mrope_dump<float>(used, hf_angle<float>(used), kRows, kRows, "float32"), c);
+  const verdict v = judge::audit(make_mrope_dump<float>(used, hf_angle<float>(used), kRows, kRows, "float32"), c);
   print("mrope base wrong", v);
   expect_top(v, "base_wrong");
 }
@@ -92,7 +92,7 @@ TEST(PassMrope, WrongBaseIsNamedFromTheTextTokens) {
 TEST(PassMrope, RowsSwappedBesideABf16CacheAreBothNamed) {
   const rope_config c = qwen2vl();
   const cached<bfloat16, hf_angle<float>> cs(hf_angle<float>{c});
-  const verdict v = audit::audit(make_mrope_dump<float>(c, cs, kRows, permuted(kRows, {0, 2, 1}), "float32"), c);
+  const verdict v = judge::audit(make_mrope_dump<float>(c, cs, kRows, permuted(kRows, {0, 2, 1}), "float32"), c);
   print("mrope rows swapped + bf16 cache", v);
   expect_top(v, "mrope_rows_swapped");
   bool cache = false;
@@ -117,10 +117,10 @@ TEST(PassMrope, TextOnlyDumpWithoutRowsIsPlainRope) {
     s.x.insert(s.x.end(), d.x.begin() + static_cast<std::ptrdiff_t>(t * row), d.x.begin() + static_cast<std::ptrdiff_t>((t + 1) * row));
     s.y.insert(s.y.end(), d.y.begin() + static_cast<std::ptrdiff_t>(t * row), d.y.begin() + static_cast<std::ptrdiff_t>((t + 1) * row));
   }
-  expect_pass(audit::audit(s, c));
+  expect_pass(judge::audit(s, c));
   rope_config plain = c;
   plain.mrope = mrope_kind::none, plain.mrope_section.clear();
-  expect_pass(audit::audit(s, plain));
+  expect_pass(judge::audit(s, plain));
 }
 
 TEST(PassMrope, RowsThatDoNotFitTheClaimAreRefused) {
@@ -129,7 +129,7 @@ TEST(PassMrope, RowsThatDoNotFitTheClaimAreRefused) {
   rope_config plain = c;
   plain.mrope = mrope_kind::none, plain.mrope_section.clear();
   try {
-    (void)audit::audit(d, plain);
+    (void)judge::audit(d, plain);
     ADD_FAILURE() << "a multimodal dump under a 1-D claim must be refused";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("looks multimodal"), std::string::npos) << e.what();
@@ -137,10 +137,10 @@ TEST(PassMrope, RowsThatDoNotFitTheClaimAreRefused) {
   }
   dump two = d;
   two.position_rows.resize(2 * static_cast<std::size_t>(d.tokens));
-  EXPECT_THROW((void)audit::audit(two, c), std::invalid_argument);
+  EXPECT_THROW((void)judge::audit(two, c), std::invalid_argument);
   dump off = d;
   off.positions[3] += 1;  // positions must be row 0
-  EXPECT_THROW((void)audit::audit(off, c), std::invalid_argument);
+  EXPECT_THROW((void)judge::audit(off, c), std::invalid_argument);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ TEST(Diagnose, LayoutSwapped) {
   const auto c = claimed_config();
   auto g = rope_geometry::of(c);
   g.pair_layout = layout::interleaved;
-  const auto v = audit::audit(make_dump<float>(g, hf_angle<float>(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(g, hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("interleaved, claimed half_split", v);
   expect_top(v, "layout_swapped");
 }
@@ -20,7 +20,7 @@ TEST(Diagnose, RotaryDimAllCoordinatesRotated) {
   c.rotary_dim = 32;
   auto impl = c;
   impl.rotary_dim = 64;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("rotary over head_dim", v);
   expect_top(v, "rotary_dim_wrong");
 }
@@ -41,7 +41,7 @@ TEST(Diagnose, OneHeadLayoutSwapped) {
     one.x.insert(one.x.end(), d.x.begin() + o, d.x.begin() + o + d.head_dim);
     one.y.insert(one.y.end(), d.y.begin() + o, d.y.begin() + o + d.head_dim);
   }
-  const auto v = audit::audit(one, c);
+  const auto v = judge::audit(one, c);
   print("one head, interleaved claimed half_split", v);
   expect_top(v, "layout_swapped");
 }
@@ -55,7 +55,7 @@ TEST(Diagnose, PartialRotaryInterleavedClaimedHalfSplitIsOnlyLayoutSwapped) {
   c.rotary_dim = 64;
   auto impl = c;
   impl.pair_layout = layout::interleaved;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(c), kPos, kPos, "float32"), c);
   print("GLM-style: interleaved rotary 64 of 128, claimed half-split", v);
   expect_top(v, "layout_swapped");
   EXPECT_EQ(v.findings.size(), 1u);
@@ -69,7 +69,7 @@ TEST(Diagnose, EveryCoordinateRotatedInterleavedClaimedHalfSplitPartial) {
   auto impl = c;
   impl.pair_layout = layout::interleaved;
   impl.rotary_dim = 128;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(impl), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("interleaved over all 128, claimed half-split rotary 64", v);
   expect_top(v, "layout_swapped");
   std::vector<std::string> classes;
@@ -96,11 +96,11 @@ TEST(Diagnose, PassThroughChangedAtATenthIsCopiedAndOneMoreIsNamed) {
     }
     return d;
   };
-  const auto at = audit::audit(with_changed(total / 10), c);
+  const auto at = judge::audit(with_changed(total / 10), c);
   print("GLM-style, a tenth of the pass-through doubled", at);
   expect_top(at, "layout_swapped");
   EXPECT_EQ(at.findings.size(), 1u);
-  const auto past = audit::audit(with_changed(total / 10 + 1), c);
+  const auto past = judge::audit(with_changed(total / 10 + 1), c);
   print("GLM-style, a tenth + 1 of the pass-through doubled", past);
   expect_top(past, "layout_swapped");
   ASSERT_EQ(past.findings.size(), 2u);

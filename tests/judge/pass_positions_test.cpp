@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "passes.hpp"  // tools/judge/src: the pass's threshold, tested at equality
+#include "passes.hpp"  // judge/src: the pass's threshold, tested at equality
 
 namespace {
 
@@ -17,7 +17,7 @@ TEST(Diagnose, PositionsOffset) {
   const auto c = claimed_config();
   auto used = kPos;
   for (auto& p : used) p += 3;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, used, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, used, "float32"), c);
   print("positions + 3", v);
   expect_top(v, "positions_offset");
   EXPECT_NE(v.findings.front().sentence.find("+3"), std::string::npos);
@@ -26,14 +26,14 @@ TEST(Diagnose, PositionsOffset) {
 TEST(Diagnose, PositionsConstant) {
   const auto c = claimed_config();
   const std::vector<std::int64_t> zeros(kPos.size(), 0);
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, zeros, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, zeros, "float32"), c);
   print("all positions 0", v);
   expect_top(v, "positions_constant");
 }
 
 TEST(Diagnose, PositionsInBf16) {
   const auto c = claimed_config();
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<float>(rope_geometry::of(c), storage_positions<bfloat16, float>(c), kPos, kPos, "float32"), c);
   print("positions in bf16", v);
   expect_top(v, "positions_low_precision");
@@ -43,7 +43,7 @@ TEST(Diagnose, PositionsInBf16) {
 
 TEST(Diagnose, PositionsInBf16Bf16Dump) {
   const auto c = claimed_config(128);
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<bfloat16>(rope_geometry::of(c), storage_positions<bfloat16, float>(c), kPos, kPos, "bfloat16"), c);
   print("bf16 dump, positions in bf16", v);
   expect_top(v, "positions_low_precision");
@@ -53,7 +53,7 @@ TEST(Diagnose, DecodeOffByOneBf16) {
   const auto c = claimed_config(128);
   auto used = kPos;
   for (auto& p : used) p -= 1;
-  const auto v = audit::audit(
+  const auto v = judge::audit(
       make_dump<bfloat16>(rope_geometry::of(c), hf_angle<bfloat16>(c), kPos, used, "bfloat16"), c);
   print("bf16 positions - 1", v);
   expect_top(v, "positions_offset");
@@ -66,7 +66,7 @@ TEST(Diagnose, SomeTokensAtPositionZero) {
   auto used = kPos;
   used[70] = 0;
   used[72] = 0;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, used, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, used, "float32"), c);
   print("two tokens at 0", v);
   expect_top(v, "positions_wrong");
   EXPECT_NE(v.findings.front().sentence.find("2 of 74 tokens"), std::string::npos);
@@ -78,7 +78,7 @@ TEST(Diagnose, LinearFactorWhereNoneClaimed) {
   auto impl = c;
   impl.scaling = scaling_kind::linear;
   impl.factor = 2.0;
-  const auto v = audit::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
+  const auto v = judge::audit(make_dump<float>(rope_geometry::of(c), hf_angle<float>(impl), kPos, kPos, "float32"), c);
   print("linear 2 used, none claimed", v);
   expect_top(v, "scaling_wrong");
   EXPECT_NE(v.findings.front().sentence.find("factor 2"), std::string::npos);
@@ -91,7 +91,7 @@ TEST(Diagnose, LinearFactorWhereNoneClaimed) {
 TEST(Diagnose, UniformFrequencyErrorIsALinearFactorNotWrongPositions) {
   const auto c = claimed_config();
   for (double r : {1.3e-5, 2.6e-5, 2e-4}) {
-    const auto v = audit::audit(
+    const auto v = judge::audit(
         make_dump<float, double>(rope_geometry::of(c), scaled_frequencies{c, r}, kPos, kPos, "float32"), c);
     print("every frequency times 1 + " + std::to_string(r), v);
     expect_top(v, "scaling_wrong");
@@ -105,7 +105,7 @@ TEST(Diagnose, UniformFrequencyErrorIsALinearFactorNotWrongPositions) {
 // the 0.1 rad acceptance; at exactly half, a careful fp32 implementation's error still fits twice
 // inside the acceptance, so the token can confirm or refute a position.
 TEST(Diagnose, Fp32ResolvesAPositionAtTheCutItself) {
-  using audit::detail::fp32_resolves_position;
+  using judge::detail::fp32_resolves_position;
   EXPECT_TRUE(fp32_resolves_position(std::nextafter(0.05, 0.0)));
   EXPECT_TRUE(fp32_resolves_position(0.05));
   EXPECT_FALSE(fp32_resolves_position(std::nextafter(0.05, kInf)));

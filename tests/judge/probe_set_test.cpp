@@ -61,21 +61,21 @@ TEST(ProbeSet, ReachesPastTwoToTheTwentyFour) {
 TEST(ProbeSet, CorrectConventionsPass) {
   for (const auto& [name, c] : claims()) {
     const auto g = rope_geometry::of(c);
-    const auto hf32 = audit::audit(probe_dump<float>(c, g, hf_angle<float>(c), "float32"), c);
+    const auto hf32 = judge::audit(probe_dump<float>(c, g, hf_angle<float>(c), "float32"), c);
     print(name + ": HF fp32", hf32);
     expect_pass(hf32);
     // HF with a bf16 model: fp32 angle, cos/sin cast to bf16, bf16 storage and arithmetic.
-    const auto hf16 = audit::audit(probe_dump<bfloat16, bfloat16>(c, g, hf_angle<bfloat16>(c), "bfloat16"), c);
+    const auto hf16 = judge::audit(probe_dump<bfloat16, bfloat16>(c, g, hf_angle<bfloat16>(c), "bfloat16"), c);
     print(name + ": HF bf16", hf16);
     expect_pass(hf16);
     // ggml's fp32 chain of products in both of its layouts (NEOX half-split, NORM interleaved).
     for (layout l : {layout::half_split, layout::interleaved}) {
       const rope_config cl = with_layout(c, l);
-      const auto gg = audit::audit(probe_dump<float>(cl, rope_geometry::of(cl), ggml_angle(cl), "float32"), cl);
+      const auto gg = judge::audit(probe_dump<float>(cl, rope_geometry::of(cl), ggml_angle(cl), "float32"), cl);
       print(name + ": ggml fp32 " + std::string(to_string(l)), gg);
       expect_pass(gg);
     }
-    const auto dd = audit::audit(probe_dump<double, double>(c, g, direct_angle<double>(c), "float64"), c);
+    const auto dd = judge::audit(probe_dump<double, double>(c, g, direct_angle<double>(c), "float64"), c);
     print(name + ": direct double", dd);
     expect_pass(dd);
   }
@@ -86,12 +86,12 @@ TEST(ProbeSet, CorrectConventionsPass) {
 TEST(ProbeSet, Fp32DriftIsNamedAsDriftPastTwoToTheTwentyFour) {
   for (const auto& [name, c] : claims()) {
     const auto g = rope_geometry::of(c);
-    audit::audit_options strict;
+    judge::audit_options strict;
     strict.strict = true;
-    const auto s = audit::audit(probe_dump<float>(c, g, hf_angle<float>(c), "float32"), c, strict);
+    const auto s = judge::audit(probe_dump<float>(c, g, hf_angle<float>(c), "float32"), c, strict);
     print(name + ": HF fp32, strict", s);
     expect_top(s, "angle_drift_fp32");
-    const auto w = audit::audit(probe_dump<double, double>(c, g, hf_angle<double>(c), "float64"), c);
+    const auto w = judge::audit(probe_dump<double, double>(c, g, hf_angle<double>(c), "float64"), c);
     print(name + ": fp32 angles in a float64 dump", w);
     expect_top(w, "angle_drift_fp32");
     for (const auto* v : {&s, &w})
@@ -102,13 +102,13 @@ TEST(ProbeSet, Fp32DriftIsNamedAsDriftPastTwoToTheTwentyFour) {
 TEST(ProbeSet, KnownBadStrategiesFailWithTheirClassFirst) {
   for (const auto& [name, c] : claims()) {
     const auto g = rope_geometry::of(c);
-    const auto bp = audit::audit(probe_dump<float>(c, g, storage_positions<bfloat16, float>(c), "float32"), c);
+    const auto bp = judge::audit(probe_dump<float>(c, g, storage_positions<bfloat16, float>(c), "float32"), c);
     print(name + ": positions in bf16", bp);
     expect_top(bp, "positions_low_precision");
-    const auto fs = audit::audit(probe_dump<float>(c, g, fast_sincos_angle(c), "float32"), c);
+    const auto fs = judge::audit(probe_dump<float>(c, g, fast_sincos_angle(c), "float32"), c);
     print(name + ": fast sin/cos", fs);
     expect_top(fs, "fast_sincos");
-    const auto cc = audit::audit(probe_dump<float>(c, g, cached<bfloat16, hf_angle<float>>(hf_angle<float>(c)), "float32"), c);
+    const auto cc = judge::audit(probe_dump<float>(c, g, cached<bfloat16, hf_angle<float>>(hf_angle<float>(c)), "float32"), c);
     print(name + ": bf16 cos/sin cache", cc);
     expect_top(cc, "cos_sin_low_precision");
   }

@@ -11,7 +11,7 @@ namespace {
 template <class S, class C>
 std::function<void()> offset_property_on_buggy_engine(kv_properties::position_bug bug) {
   using namespace kv_properties;
-  using buggy = miscounting_cache<S, C, exact_angle<C>>;
+  using buggy = miscounting_cache<S, C, judge::exact_angle<C>>;
   return decode_scores_follow_the_intended_offsets<S, C, buggy>(
       [bug](const schedule_under_test& s) { return buggy(make_cache<S, C>(s), bug); });
 }

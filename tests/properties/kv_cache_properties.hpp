@@ -56,19 +56,19 @@ std::vector<S> exact_values(std::size_t n, std::uint64_t seed) {
 }
 
 template <class S, class C>
-using exact_cache = kv_cache<S, C, exact_angle<C>>;
+using exact_cache = kv_cache<S, C, judge::exact_angle<C>>;
 
 template <class S, class C>
 exact_cache<S, C> make_cache(const schedule_under_test& s) {
-  return exact_cache<S, C>(s.nc.cfg, kHeads, exact_angle<C>(*s.ref), s.nc.seq_len);
+  return exact_cache<S, C>(s.nc.cfg, kHeads, judge::exact_angle<C>(*s.ref), s.nc.seq_len);
 }
 
-// Bound on one rotation by rotate_heads<C>(S...) with exact_angle<C>, per unit of |x_a| + |x_b|
+// Bound on one rotation by rotate_heads<C>(S...) with judge::exact_angle<C>, per unit of |x_a| + |x_b|
 // (error_model.hpp sec. 1): cos, sin formed in long double (2^-64 relative for cos, af and their
 // product) then rounded once to C, so |c~ - af cos| <= (u_C + 2^-62) af; then the arithmetic.
 template <class S, class C>
 long double exact_rotation_bound(long double af) {
-  return rotation_bound<C, S>((unit_roundoff<C>() + std::ldexp(1.0L, -62)) * af, af);
+  return judge::rotation_bound<C, S>((unit_roundoff<C>() + std::ldexp(1.0L, -62)) * af, af);
 }
 
 // One band's term of a score q'.k' = sum over heads' pairs, with q' = fl(R(m) q), k' = fl(R(n) k),
@@ -262,7 +262,7 @@ long double rerotation_bound(long double af) {
   const long double b1 = exact_rotation_bound<S, C>(af);
   const long double cs_unit =
       af == 1.0L ? unit_roundoff<C>() + std::ldexp(1.0L, -62) : 3 * unit_roundoff<C>() + std::ldexp(1.0L, -61);
-  const long double b2 = rotation_bound<C, S>(cs_unit, 1.0L);
+  const long double b2 = judge::rotation_bound<C, S>(cs_unit, 1.0L);
   return std::sqrt(2.0L) * (b1 + af * b2) + 2 * b1 * b2;
 }
 

@@ -2,7 +2,7 @@
 // the position the caller meant, through prefill, decode and eviction, and only under the schedule
 // its keys were rotated with.
 //
-// Implementations: kv_cache<S, C, exact_angle<C>> for the storage/compute pairings real engines
+// Implementations: kv_cache<S, C, judge::exact_angle<C>> for the storage/compute pairings real engines
 // use. The exact strategy isolates the cache's bookkeeping from angle error (angle strategies have
 // properties of their own), so every bound here is the rotation arithmetic of error_model.hpp.
 //
@@ -63,7 +63,7 @@ TYPED_TEST(KvCacheProperty, decode_scores_equal_the_exact_scores_at_the_relative
 // counterexample is printed as evidence.
 template <class S, class C>
 void expect_position_bug_detected(position_bug bug, const std::string& id) {
-  using buggy = miscounting_cache<S, C, exact_angle<C>>;
+  using buggy = miscounting_cache<S, C, judge::exact_angle<C>>;
   const auto outcome = check_property(
       id,
       decode_scores_follow_the_intended_offsets<S, C, buggy>([bug](const schedule_under_test& s) {

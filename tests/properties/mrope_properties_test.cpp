@@ -91,7 +91,7 @@ TEST(MropeProperty, the_kernel_on_multimodal_rows_passes_the_judge) {
   ROPECHECK_EXPECT_PROPERTY("mrope_kernel_passes_judge/float_hf", [] {
     const rope_config c = drawn_mrope();
     const int tokens = *rc::gen::inRange(1, 9);
-    audit::dump d;
+    judge::dump d;
     d.tokens = tokens, d.heads = 2, d.head_dim = c.head_dim, d.dtype = "float32";
     std::vector<std::int64_t> rows(3 * static_cast<std::size_t>(tokens));
     for (int t = 0; t < tokens; ++t) {
@@ -108,7 +108,7 @@ TEST(MropeProperty, the_kernel_on_multimodal_rows_passes_the_judge) {
                                       hf_angle<float>(c));
     d.x.assign(x.begin(), x.end());
     d.y.assign(y.begin(), y.end());
-    const audit::verdict v = audit::audit(d, c, audit::audit_options{});
+    const judge::verdict v = judge::audit(d, c, judge::audit_options{});
     RC_ASSERT(v.pass);
   });
 }

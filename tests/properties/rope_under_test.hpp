@@ -75,7 +75,7 @@ rope_under_test bind_kernel(const std::string& strategy_name, const named_config
   const auto ref = r.ref;
   r.bound = [ref, model](std::int64_t pos, int band) {
     const long double af = ref->attention_factor().value();
-    return rotation_bound<C, S>(cos_sin_bound(model, *ref, pos, band), af) / af;
+    return judge::rotation_bound<C, S>(cos_sin_bound(model, *ref, pos, band), af) / af;
   };
   return r;
 }
@@ -83,20 +83,20 @@ rope_under_test bind_kernel(const std::string& strategy_name, const named_config
 // The angle model of a strategy that forms everything in T (direct_angle<T>).
 template <class T>
 cos_sin_model direct_model(const named_config& nc) {
-  return {[nc](int b) { return k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
+  return {[nc](int b) { return judge::k_freq_direct<T>(nc.cfg, b, nc.seq_len); }, unit_roundoff<T>(),
           scalar_traits<T>::digits, ulp_of<T>(0.0L), unit_roundoff<T>(), 0, false};
 }
 
 // HF's fp32 path, cos/sin cast to Model afterwards.
 template <class Model>
 cos_sin_model hf_model(const named_config& nc) {
-  return {[nc](int b) { return k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
+  return {[nc](int b) { return judge::k_freq_hf(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
           ulp_of<float>(0.0L), unit_roundoff<float>(),
           std::is_same_v<Model, float> ? 0.0L : unit_roundoff<Model>(), false};
 }
 
 inline cos_sin_model ggml_model(const named_config& nc) {
-  return {[nc](int b) { return k_freq_ggml(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
+  return {[nc](int b) { return judge::k_freq_ggml(nc.cfg, b, nc.seq_len); }, unit_roundoff<float>(), 24,
           ulp_of<float>(0.0L), unit_roundoff<float>(), 0, false};
 }
 
@@ -147,7 +147,7 @@ inline std::vector<rope_under_test> correct_implementations(const named_config& 
   v.push_back(bind_kernel<float, float>("ggml_float", nc, ggml_angle(c, nc.seq_len), ggml_model(nc)));
   {
     auto ref = std::make_shared<const reference::rope_reference>(c, nc.seq_len);
-    auto r = bind_kernel<float, float>("exact_float", nc, exact_angle<float>(*ref), exact_model<float>());
+    auto r = bind_kernel<float, float>("exact_float", nc, judge::exact_angle<float>(*ref), exact_model<float>());
     r.ref = ref;  // the strategy points into this reference: keep it alive with the binding
     v.push_back(std::move(r));
   }

@@ -735,7 +735,7 @@ TEST(Reference, Llama3WithEqualFreqFactorsKeepsOrDividesEachBand) {
 
 namespace {
 // DeepSeek's rope_interleave writes its outputs half-split; the reference rotates in place, so it
-// refuses such a claim and says what to do (the judge maps y back, tools/judge/src/output_order.cpp).
+// refuses such a claim and says what to do (the judge maps y back, judge/src/output_order.cpp).
 TEST(Reference, HalfSplitOutputsAreRefusedWithTheReason) {
   rope_config c = llama3_8b();
   c.pair_layout = ropecheck::layout::interleaved;

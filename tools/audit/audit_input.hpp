@@ -34,7 +34,7 @@ struct optional_tensor {
 };
 
 struct loaded_dump {
-  dump d;                          // positions, x, y, dtype (= y's)
+  judge::dump d;                          // positions, x, y, dtype (= y's)
   std::filesystem::path source;
   std::string format;              // "safetensors" or "npy"
   std::string x_dtype;

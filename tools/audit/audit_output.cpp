@@ -18,7 +18,7 @@ using judge::fmt;  // ropecheck/judge/sentence.hpp
 // JSON numbers: non-finite values become null.
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-nlohmann::json distance_json(const distance& d) {
+nlohmann::json distance_json(const judge::distance& d) {
   return {{"max_error_ulps", num(d.max_ulps)},
           {"max_error_abs", num(d.max_abs)},
           {"at_position", d.at_position},
@@ -81,7 +81,7 @@ std::string mrope_line(const audit_report& r) {
 }  // namespace
 
 std::string human_summary(const audit_report& r) {
-  const verdict& v = r.v;
+  const judge::verdict& v = r.v;
   std::string s;
   s += fmt("ropecheck audit: %s (%s, %s%s)\n", r.source.c_str(), r.format.c_str(), r.dtype.c_str(),
            r.x_dtype != r.dtype ? (", inputs " + r.x_dtype).c_str() : "");
@@ -93,15 +93,15 @@ std::string human_summary(const audit_report& r) {
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   s += fmt("\n%s against the %s reference%s: max error %.4g ulps of %s (|error| %.3g), allowance there %.4g ulps\n",
            v.pass ? "PASS" : "FAIL",
-           v.reference == reference_kind::hf     ? "HF fp32-angle convention (computed exactly)"
-           : v.reference == reference_kind::ggml ? "ggml fp32-angle convention (computed exactly)"
+           v.reference == judge::reference_kind::hf     ? "HF fp32-angle convention (computed exactly)"
+           : v.reference == judge::reference_kind::ggml ? "ggml fp32-angle convention (computed exactly)"
                                                  : "exact",
            r.strict ? " (strict)" : "", v.max_error_ulps, r.dtype.c_str(), v.max_error_abs, v.tolerance);
   s += "  tolerance: " + v.tolerance_reason + "\n";
-  s += fmt("  distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
+  s += fmt("  judge::distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
            v.from_exact.max_ulps, static_cast<long long>(v.from_exact.at_position), band_str(v.from_exact.at_band).c_str(),
            v.from_exact.worst_ratio);
-  s += fmt("  distance from %s fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
+  s += fmt("  judge::distance from %s fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
            v.framework == "ggml" ? "ggml's" : "HF's",
            v.from_framework.max_ulps, static_cast<long long>(v.from_framework.at_position), band_str(v.from_framework.at_band).c_str(),
            v.from_framework.worst_ratio, v.hf_inv_freq_source.c_str());
@@ -113,15 +113,15 @@ std::string human_summary(const audit_report& r) {
     std::string series;
     std::int64_t octave_end = 1;
     double best = -1;
-    const token_error* worst = nullptr;
+    const judge::token_error* worst = nullptr;
     auto flush = [&] {
       if (worst) series += fmt("%s%lld:%.3g", series.empty() ? "" : "  ", static_cast<long long>(worst->position), worst->max_ulps);
       worst = nullptr, best = -1;
     };
-    std::vector<const token_error*> sorted;
+    std::vector<const judge::token_error*> sorted;
     for (const auto& t : v.per_position) sorted.push_back(&t);
     std::stable_sort(sorted.begin(), sorted.end(), [](auto a, auto b) { return a->position < b->position; });
-    for (const token_error* t : sorted) {
+    for (const judge::token_error* t : sorted) {
       while (t->position >= octave_end) {
         flush();
         octave_end *= 2;
@@ -147,7 +147,7 @@ std::string human_summary(const audit_report& r) {
 }
 
 std::string to_json(const audit_report& r) {
-  const verdict& v = r.v;
+  const judge::verdict& v = r.v;
   nlohmann::json j;
   j["schema_version"] = 1;  // bump when a key changes meaning or disappears
   j["ropecheck_version"] = r.version;
@@ -217,7 +217,7 @@ std::string to_json(const audit_report& r) {
 }
 
 std::string to_junit(const audit_report& r) {
-  const verdict& v = r.v;
+  const judge::verdict& v = r.v;
   const double secs = r.seconds_read + r.seconds_audit;
   std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   s += fmt("<testsuites name=\"ropecheck audit\" tests=\"1\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", v.pass ? 0 : 1, secs);

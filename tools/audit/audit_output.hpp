@@ -22,7 +22,7 @@ struct audit_report {
   rope_config claimed;
   std::string claimed_from;  // "config.json", "preset llama3-8b", "flags", with overrides noted
   bool strict = false;
-  verdict v;
+  judge::verdict v;
   std::vector<cache_evidence> evidence;
   std::vector<std::string> notes;
   claim claim_info;  // what the convention was claimed from (printed at the top, "claim" in JSON)

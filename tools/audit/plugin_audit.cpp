@@ -169,7 +169,7 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     // A call that crashed, hung or wrote past y during the property is the door's finding (first).
     if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
       const auto at = std::find_if(out.findings.begin(), out.findings.end(),
-                                   [](const finding& x) { return x.bug_class.rfind("plugin_", 0) != 0; });
+                                   [](const judge::finding& x) { return x.bug_class.rfind("plugin_", 0) != 0; });
       out.findings.insert(at, door_finding(*f, "during property " + r.name));
       out.passed = false;
     }
@@ -230,23 +230,23 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   out.strict = options.judge.strict;
   out.rerun = "ropecheck audit --plugin " + shell_word(out.plugin_path) + " --seed " + std::to_string(out.seed);
   if (out.max_success != 100) out.rerun += " --max-success " + std::to_string(out.max_success);
-  if (options.judge.reference != reference_kind::exact)
+  if (options.judge.reference != judge::reference_kind::exact)
     out.rerun += " --reference " + std::string(to_string(options.judge.reference));
   if (options.judge.strict) out.rerun += " --strict";
 
   // 1. The probe, judged as its dump would be.
   const auto t0 = std::chrono::steady_clock::now();
   probe_run probe = run_probe(*door, declared, t, seed);
-  (void)door->take_failure();  // already a finding of the probe
+  (void)door->take_failure();  // already a judge::finding of the probe
   const auto t1 = std::chrono::steady_clock::now();
   out.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
   out.probe = std::move(probe.d);
   out.probe_ran = probe.ran;
   out.findings = probe.findings;
   if (probe.ran) {
-    audit_options o = options.judge;
+    judge::audit_options o = options.judge;
     o.progress = nullptr;
-    out.judged = audit(out.probe, declared, o);
+    out.judged = judge::audit(out.probe, declared, o);
     out.findings.insert(out.findings.end(), out.judged.findings.begin(), out.judged.findings.end());
     out.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   }

@@ -72,7 +72,7 @@ std::string plugin_summary(const plugin_audit_result& r, const std::string& vers
   for (const auto& f : r.findings)
     if (f.bug_class.rfind("plugin_", 0) == 0) s += "  [" + f.bug_class + "] " + f.sentence + "\n";
   if (r.probe_ran) {
-    s += "\n-- the probe, judged as `ropecheck audit` judges a dump --\n";
+    s += "\n-- the probe, judged as `ropecheck audit` judges a judge::dump --\n";
     s += human_summary(plugin_probe_report(r, version, command));
   } else {
     s += "  the plugin did not answer the probe: nothing to judge\n";
@@ -131,7 +131,7 @@ std::string plugin_json(const plugin_audit_result& r, const std::string& version
 std::string plugin_junit(const plugin_audit_result& r, const std::string& version, const std::string& command) {
   const bool judge_fails = !r.probe_ran || !r.judged.pass ||
                            std::any_of(r.findings.begin(), r.findings.end(),
-                                       [](const finding& f) { return f.bug_class.rfind("plugin_", 0) == 0; });
+                                       [](const judge::finding& f) { return f.bug_class.rfind("plugin_", 0) == 0; });
   int failures = judge_fails ? 1 : 0;
   double total = 0;
   for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
@@ -149,7 +149,7 @@ std::string plugin_junit(const plugin_audit_result& r, const std::string& versio
   s += "    <testcase classname=\"" + suite + "\" name=\"the probe matches the " + reference + " reference\">\n";
   const std::string text = r.probe_ran ? human_summary(plugin_probe_report(r, version, command)) : std::string();
   if (judge_fails) {
-    const finding first = r.findings.empty() ? finding{"unexplained", "the probe fails the allowance", 0} : r.findings.front();
+    const judge::finding first = r.findings.empty() ? judge::finding{"unexplained", "the probe fails the allowance", 0} : r.findings.front();
     s += "      <failure type=\"" + xml_escape(first.bug_class) + "\" message=\"" + xml_escape(first.sentence) + "\">" +
          xml_escape(text.empty() ? first.sentence : text) + "</failure>\n";
   } else {

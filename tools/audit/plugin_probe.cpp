@@ -19,7 +19,7 @@ const char* judge_dtype(plugin::dtype t) noexcept {
   return "?";
 }
 
-finding door_finding(const plugin::apply_outcome& o, const std::string& what) {
+judge::finding door_finding(const plugin::apply_outcome& o, const std::string& what) {
   using plugin::apply_status;
   switch (o.status) {
     case apply_status::crashed: return {"plugin_crashed", o.message + " (" + what + ")", 1.0};

@@ -16,9 +16,9 @@
 namespace ropecheck::audit {
 
 struct probe_run {
-  dump d;                         // positions, x, y widened exactly; dtype the plugin's
+  judge::dump d;                         // positions, x, y widened exactly; dtype the plugin's
   bool ran = false;               // the kernel answered (d.y holds its first answer)
-  std::vector<finding> findings;  // the door's: plugin_crashed, plugin_timeout, plugin_out_of_bounds,
+  std::vector<judge::finding> findings;  // the door's: plugin_crashed, plugin_timeout, plugin_out_of_bounds,
                                   // plugin_error (nonzero return), plugin_nondeterministic
 };
 
@@ -31,7 +31,7 @@ struct probe_run {
 [[nodiscard]] const char* judge_dtype(plugin::dtype t) noexcept;
 
 // The door's finding for a failed apply() (status not ok), `what` saying which call it was.
-[[nodiscard]] finding door_finding(const plugin::apply_outcome& o, const std::string& what);
+[[nodiscard]] judge::finding door_finding(const plugin::apply_outcome& o, const std::string& what);
 
 // The whole plugin audit (probe + judge + properties) of a kernel behind `door` that declares
 // `declared` in dtype t (audit_plugin opens the door; tests open their own).

@@ -13,7 +13,7 @@
 //   tokens  angle / theta_b (theta_b the reference's frequency)
 //   pair    max(|c - C|, |s - S|) / af: the element error the judge measures for unit inputs
 //   ratio   pair / judge::allowance::pair(p, b, p theta_b) for the implementation's dtype against the
-//           exact reference (tools/judge allowance.hpp: the one allowance of every door). > 1 fails.
+//           exact reference (judge allowance.hpp: the one allowance of every door). > 1 fails.
 //   equal   the pair at p is parallel to the pair at p + 1 (cross product exactly 0, dot > 0), for
 //           p + 1 <= max_position (a slice evaluates its last position + 1 as a halo).
 // Statistics per band (certify_data.hpp's band_stats) are order-free, so any thread count and any

@@ -39,7 +39,7 @@ struct cos_sin_row {
 };
 
 template <class Compute, class Storage, class S>
-[[nodiscard]] audit::dump probe_outputs(const S& s, const rope_config& cfg, const judge::probe_set& probe) {
+[[nodiscard]] judge::dump probe_outputs(const S& s, const rope_config& cfg, const judge::probe_set& probe) {
   using V = typename S::value_type;
   using st = scalar_traits<Storage>;
   if (probe.head_dim != cfg.head_dim)
@@ -49,7 +49,7 @@ template <class Compute, class Storage, class S>
   const auto per_token = static_cast<std::size_t>(probe.heads) * static_cast<std::size_t>(probe.head_dim);
   if (probe.x.size() != per_token * static_cast<std::size_t>(probe.tokens()))
     throw std::invalid_argument("strategy_outputs: the probe's x does not hold tokens * heads * head_dim values");
-  audit::dump d;
+  judge::dump d;
   d.positions = probe.positions;
   d.tokens = probe.tokens();
   d.heads = probe.heads;

@@ -18,7 +18,7 @@ struct registry_entry {
   implementation_info info;
   std::unique_ptr<runner> (*make)(const rope_config&, std::int64_t seq_len, const rope_reference&) = nullptr;
   // The same strategy driven on the probe set (probe_outputs.hpp).
-  audit::dump (*outputs)(const rope_config&, std::int64_t seq_len, const judge::probe_set&) = nullptr;
+  judge::dump (*outputs)(const rope_config&, std::int64_t seq_len, const judge::probe_set&) = nullptr;
   std::string storage_dtype;  // its Storage type as the judge names dtypes ("float32", "bfloat16", ...)
 };
 

@@ -8,7 +8,7 @@
 
 namespace ropecheck::report {
 
-audit::dump strategy_outputs(const std::string& name, const rope_config& cfg, const judge::probe_set& probe) {
+judge::dump strategy_outputs(const std::string& name, const rope_config& cfg, const judge::probe_set& probe) {
   const auto entries = detail::select_implementations({name});
   const std::int64_t last = probe.positions.empty()
                                 ? 0
@@ -18,11 +18,11 @@ audit::dump strategy_outputs(const std::string& name, const rope_config& cfg, co
 
 judge_column judge_implementation(const std::string& name, const rope_config& cfg, std::uint64_t seed, int threads) {
   const judge::probe_set probe = judge::make_probe(cfg, seed);
-  const audit::dump d = strategy_outputs(name, cfg, probe);
-  audit::audit_options opt;
-  opt.reference = audit::reference_kind::exact;
+  const judge::dump d = strategy_outputs(name, cfg, probe);
+  judge::audit_options opt;
+  opt.reference = judge::reference_kind::exact;
   opt.threads = threads;
-  const audit::verdict v = audit::audit(d, cfg, opt);
+  const judge::verdict v = judge::audit(d, cfg, opt);
   judge_column j;
   j.judged = true;
   j.pass = v.pass;

@@ -25,7 +25,7 @@
 
 namespace ropecheck::report {
 
-[[nodiscard]] audit::dump strategy_outputs(const std::string& name, const rope_config& cfg,
+[[nodiscard]] judge::dump strategy_outputs(const std::string& name, const rope_config& cfg,
                                            const judge::probe_set& probe);
 
 [[nodiscard]] judge_column judge_implementation(const std::string& name, const rope_config& cfg, std::uint64_t seed,
