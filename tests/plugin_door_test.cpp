@@ -38,7 +38,7 @@ struct plugin_case {
   const char* name;
   const char* path;
   int exit_code;           // expected
-  const char* first_class; // expected first judge::finding ("" for a pass)
+  const char* first_class; // expected first finding ("" for a pass)
 };
 
 // name, .so, expected exit, first bug class: generated from tools/audit/plugin_audit.cmake's list.
@@ -347,7 +347,7 @@ TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_jud
     EXPECT_EQ(j.at("kind"), "plugin");
     EXPECT_EQ(j.at("exit_code").get<int>(), c.exit_code);
     const auto r = audit_case(c);
-    if (r.probe_ran) {  // the judge::dump audit's own JSON of the probe: every key is there
+    if (r.probe_ran) {  // the dump audit's own JSON of the probe: every key is there
       const std::string dump_path = base + ".safetensors";
       write_probe(dump_path, r.probe);
       (void)run_cli(dump_path, r.declared, "");

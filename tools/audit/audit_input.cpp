@@ -133,7 +133,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     if (it == ts.end()) {
       std::string have;
       for (const auto& [k, v] : ts) have += (have.empty() ? "" : ", ") + k;
-      throw input_error(path, "no tensor '" + name + "' (the judge::dump must hold positions, x and y; it holds: " +
+      throw input_error(path, "no tensor '" + name + "' (the dump must hold positions, x and y; it holds: " +
                                   (have.empty() ? "nothing" : have) + ")");
     }
     return it->second;
@@ -272,7 +272,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   take("sin", out.sin);
   take("inv_freq", out.inv_freq);
   if (out.cos.has_value() != out.sin.has_value())
-    throw input_error(path, "the judge::dump holds " + std::string(out.cos ? "cos" : "sin") + " without " +
+    throw input_error(path, "the dump holds " + std::string(out.cos ? "cos" : "sin") + " without " +
                                 (out.cos ? "sin" : "cos") + " (give both or neither)");
   if (out.cos) {
     if (out.cos->shape != out.sin->shape)
@@ -289,7 +289,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   }
   for (const auto& [name, t] : ts)
     if (name != "positions" && name != "x" && name != "y" && name != "cos" && name != "sin" && name != "inv_freq")
-      out.notes.push_back("tensor '" + name + "' is not part of the judge::dump contract: ignored");
+      out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
   return out;
 }
 

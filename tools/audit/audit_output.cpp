@@ -98,10 +98,10 @@ std::string human_summary(const audit_report& r) {
                                                  : "exact",
            r.strict ? " (strict)" : "", v.max_error_ulps, r.dtype.c_str(), v.max_error_abs, v.tolerance);
   s += "  tolerance: " + v.tolerance_reason + "\n";
-  s += fmt("  judge::distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
+  s += fmt("  distance from exact mathematics: max %.4g ulps at position %lld %s (error/allowance %.3g)\n",
            v.from_exact.max_ulps, static_cast<long long>(v.from_exact.at_position), band_str(v.from_exact.at_band).c_str(),
            v.from_exact.worst_ratio);
-  s += fmt("  judge::distance from %s fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
+  s += fmt("  distance from %s fp32 convention: max %.4g ulps at position %lld %s (error/allowance %.3g; inv_freq %s)\n",
            v.framework == "ggml" ? "ggml's" : "HF's",
            v.from_framework.max_ulps, static_cast<long long>(v.from_framework.at_position), band_str(v.from_framework.at_band).c_str(),
            v.from_framework.worst_ratio, v.hf_inv_freq_source.c_str());

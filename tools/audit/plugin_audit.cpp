@@ -237,7 +237,7 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   // 1. The probe, judged as its dump would be.
   const auto t0 = std::chrono::steady_clock::now();
   probe_run probe = run_probe(*door, declared, t, seed);
-  (void)door->take_failure();  // already a judge::finding of the probe
+  (void)door->take_failure();  // already a finding of the probe
   const auto t1 = std::chrono::steady_clock::now();
   out.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
   out.probe = std::move(probe.d);

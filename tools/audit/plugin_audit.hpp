@@ -80,17 +80,17 @@ struct plugin_audit_result {
   std::string rerun;         // command line rerunning the whole audit: ropecheck audit --plugin <lib> --seed N ...
   std::vector<plugin_property_result> properties;
   rope_config declared;      // the convention the plugin declares (what the judge is told)
-  judge::dump probe;                // the probe set and what the plugin returned on it (the judged judge::dump)
-  judge::verdict judged;            // the judge's judge::verdict on `probe`
+  judge::dump probe;                // the probe set and what the plugin returned on it (the judged dump)
+  judge::verdict judged;            // the judge's verdict on `probe`
   bool probe_ran = false;    // the plugin answered the probe (else `judged` is empty)
   // Every finding, most important first: the plugin door's own (plugin_crashed, plugin_timeout,
   // plugin_out_of_bounds, plugin_nondeterministic), then the judge's in its order, then one
   // property_failed per failing property (one property_drift warning per drift-only excess).
   std::vector<judge::finding> findings;
-  bool passed = false;       // no judge::finding of the door, the judge passed, every property passed
+  bool passed = false;       // no finding of the door, the judge passed, every property passed
   int exit_code = 1;         // 0 passed, 1 failed
   double seconds_probe = 0;  // applying the probe (both calls, the child's fork included)
-  double seconds_judge = 0;  // the judge's judge::verdict and diagnosis on it
+  double seconds_judge = 0;  // the judge's verdict and diagnosis on it
 };
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded

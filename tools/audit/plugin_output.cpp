@@ -72,7 +72,7 @@ std::string plugin_summary(const plugin_audit_result& r, const std::string& vers
   for (const auto& f : r.findings)
     if (f.bug_class.rfind("plugin_", 0) == 0) s += "  [" + f.bug_class + "] " + f.sentence + "\n";
   if (r.probe_ran) {
-    s += "\n-- the probe, judged as `ropecheck audit` judges a judge::dump --\n";
+    s += "\n-- the probe, judged as `ropecheck audit` judges a dump --\n";
     s += human_summary(plugin_probe_report(r, version, command));
   } else {
     s += "  the plugin did not answer the probe: nothing to judge\n";
