@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -53,6 +54,9 @@ using ropecheck::audit::read_npy;
 using ropecheck::audit::read_npy_dir;
 using ropecheck::audit::read_safetensors;
 using ropecheck::audit::tensor;
+using ropecheck::audit::map_npy_dir;
+using ropecheck::audit::map_safetensors;
+using ropecheck::audit::mapped_file;
 
 // ---- writing files byte by byte ----
 
@@ -544,5 +548,135 @@ TEST_F(TensorFile, SafetensorsMetadataIsReadWithTheTensors) {
   const auto not_string = write("bad.safetensors",
                                 safetensors_bytes(R"({"__metadata__":{"layer":5},"positions":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}})", data));
   expect_input_error([&] { (void)read_safetensors(not_string, &meta); }, not_string, "is not a string");
+}
+
+// ---- the mapped readers (the audit's door): the same rules, the bytes left where they lie ----
+
+// The bytes the mapped reader locates are the file's own (inside its mapping, not a copy), and their
+// decode is what read_safetensors reads, for every storage type; the non-finite flag agrees.
+TEST_F(TensorFile, MappedSafetensorsLocatesEachTensorsBytesInTheMappingAndDecodesThemAsTheReaderDoes) {
+  const std::string f16 = le16s({0x3C00, 0x0001, 0x03FF, 0x8000, 0x7BFF, 0x7C00});
+  const std::string f32 = le32s({0x00000001, 0x3F800001, 0x7F7FFFFF, 0x80000000});
+  const std::string f64 = le64s({0x0000000000000001ull, 0x3FB999999999999Aull, 0x8000000000000000ull});
+  const std::string i64 = le64s({1ull << 53, 0ull, 7ull});
+  std::string data;
+  auto at = [&](const std::string& bytes) {
+    const std::string r = "[" + std::to_string(data.size()) + ", " + std::to_string(data.size() + bytes.size()) + "]";
+    data += bytes;
+    return r;
+  };
+  const std::string header = std::string("{\"bf\": {\"dtype\": \"BF16\", \"shape\": [9], \"data_offsets\": ") + at(bf16_bits) +
+      "}, \"h\": {\"dtype\": \"F16\", \"shape\": [6], \"data_offsets\": " + at(f16) +
+      "}, \"f\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": " + at(f32) +
+      "}, \"d\": {\"dtype\": \"F64\", \"shape\": [3], \"data_offsets\": " + at(f64) +
+      "}, \"pos\": {\"dtype\": \"I64\", \"shape\": [3], \"data_offsets\": " + at(i64) + "}}";
+  const std::string file = safetensors_bytes(header, data);
+  const auto p = write("mapped.safetensors", file);
+  const auto want = read_safetensors(p);
+  const auto mapped = map_safetensors(p);
+  ASSERT_EQ(mapped.files.size(), 1u);
+  const auto whole = mapped.files[0].bytes();
+  EXPECT_TRUE(mapped.files[0].mapped());
+  ASSERT_EQ(whole.size(), file.size());
+  ASSERT_EQ(mapped.tensors.size(), want.size());
+  const std::size_t buffer = 8 + header.size();
+  for (const auto& [name, t] : mapped.tensors) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(t.type, want.at(name).type);
+    EXPECT_EQ(t.shape, want.at(name).shape);
+    ASSERT_GE(t.bytes.data(), whole.data());
+    ASSERT_LE(t.bytes.data() + t.bytes.size(), whole.data() + whole.size());
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size()),
+              data.substr(static_cast<std::size_t>(t.bytes.data() - whole.data()) - buffer, t.bytes.size()));
+    expect_same_tensor(ropecheck::audit::decode(t), want.at(name));
+    EXPECT_EQ(ropecheck::audit::has_non_finite(t), want.at(name).has_non_finite);
+  }
+}
+
+// A truncated file, a header lying about sizes (shape against offsets, offsets past the end, more
+// elements than the file holds) and an I64 beyond 2^53: the mapped reader rejects each with the
+// message read_safetensors / read_npy gives, byte for byte.
+TEST_F(TensorFile, MappedReadersRejectTruncatedAndLyingFilesWithTheReadersMessages) {
+  const std::vector<std::pair<std::string, std::string>> bad_safetensors = {
+      {"short.safetensors", "\x10\x00\x00"},
+      {"header.safetensors", le(200, 8) + "{\"a\": {}}"},
+      {"data.safetensors", safetensors_bytes("{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}}",
+                                             le32s({1, 2}))},
+      {"shape.safetensors", safetensors_bytes("{\"a\": {\"dtype\": \"F32\", \"shape\": [3], \"data_offsets\": [0, 8]}}",
+                                              le32s({1, 2}))},
+      {"huge.safetensors", safetensors_bytes(
+           "{\"a\": {\"dtype\": \"F32\", \"shape\": [1152921504606846976], \"data_offsets\": [0, 8]}}", le32s({1, 2}))},
+      {"i64.safetensors", safetensors_bytes("{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]},"
+                                            " \"p\": {\"dtype\": \"I64\", \"shape\": [2], \"data_offsets\": [4, 20]}}",
+                                            le32s({1}) + le64s({3, (1ull << 53) + 1}))},
+  };
+  for (const auto& [name, bytes] : bad_safetensors) {
+    const fs::path p = write(name, bytes);
+    const std::string want = rejection([&] { (void)read_safetensors(p); });
+    const std::string got = rejection([&] { (void)map_safetensors(p); });
+    ASSERT_FALSE(want.empty()) << name;
+    EXPECT_EQ(got, want) << name;
+  }
+  write("x.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", le32s({1})));
+  const std::string want = rejection([&] { (void)read_npy_dir(dir_); });
+  ASSERT_NE(want.find("truncated"), std::string::npos) << want;
+  EXPECT_EQ(rejection([&] { (void)map_npy_dir(dir_); }), want);
+  expect_input_error([&] { (void)map_npy_dir(dir_ / "x.npy"); }, dir_ / "x.npy", "not a directory");
+  expect_input_error([&] { (void)map_safetensors(dir_ / "none.safetensors"); }, dir_ / "none.safetensors", "not a regular file");
+}
+
+// Each .npy file of a directory mapped on its own, its tensor's bytes inside that file's mapping.
+TEST_F(TensorFile, MappedNpyDirMapsEachFileAndDecodesWhatReadNpyDirReads) {
+  write("x.npy", npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }",
+                           le32s({0x3F800000, 0x80000000, 0x00000001, 0x7F800000})));
+  write("positions.npy", npy_bytes(2, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", le64s({3, 4})));
+  write("y.npy", npy_bytes(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (9,), }", bf16_bits));
+  write("notes.txt", "not a tensor");
+  const auto want = read_npy_dir(dir_, dtype::bf16);
+  const auto got = map_npy_dir(dir_, dtype::bf16);
+  ASSERT_EQ(got.files.size(), 3u);
+  ASSERT_EQ(got.tensors.size(), 3u);
+  for (const auto& [name, t] : got.tensors) {
+    SCOPED_TRACE(name);
+    const auto in_a_file = std::count_if(got.files.begin(), got.files.end(), [&](const mapped_file& f) {
+      const auto b = f.bytes();
+      return t.bytes.data() >= b.data() && t.bytes.data() + t.bytes.size() == b.data() + b.size();
+    });
+    EXPECT_EQ(in_a_file, 1);
+    expect_same_tensor(ropecheck::audit::decode(t), want.at(name));
+    EXPECT_EQ(ropecheck::audit::has_non_finite(t), want.at(name).has_non_finite);
+  }
+  expect_bits(ropecheck::audit::decode(got.tensors.at("y")).values, bf16_values);
+}
+
+// One NaN or infinity anywhere in a long tensor of any float storage is found, at the first and the
+// last element too; the largest finite values (exponent one below all ones) and integers never are.
+TEST_F(TensorFile, NonFiniteScanFindsOneNaNOrInfinityAnywhereAndNothingElse) {
+  struct kind { dtype t; std::uint64_t largest_finite, inf, nan; };
+  const kind kinds[] = {{dtype::f32, 0x7F7FFFFFull, 0x7F800000ull, 0x7FC00001ull},
+                        {dtype::f64, 0x7FEFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 0x7FF0000000000001ull},
+                        {dtype::bf16, 0x7F7Full, 0x7F80ull, 0xFFC1ull},
+                        {dtype::f16, 0x7BFFull, 0x7C00ull, 0xFE01ull}};
+  const std::size_t n = 1000;
+  for (const kind& k : kinds) {
+    const int w = static_cast<int>(ropecheck::audit::dtype_size(k.t));
+    const std::uint64_t sign = std::uint64_t{1} << (8 * w - 1);
+    auto tensor_of = [&](std::size_t at, std::uint64_t bits) {
+      std::string s;
+      for (std::size_t i = 0; i < n; ++i) s += le(i == at ? bits : (i % 2 ? k.largest_finite | sign : k.largest_finite), w);
+      return s;
+    };
+    for (std::size_t at : {std::size_t{0}, std::size_t{1}, std::size_t{517}, n - 1})
+      for (std::uint64_t bits : {k.inf, k.inf | sign, k.nan}) {
+        const std::string s = tensor_of(at, bits);
+        const ropecheck::audit::tensor_bytes t{"t", k.t, {static_cast<std::int64_t>(n)}, bytes_of(s)};
+        EXPECT_TRUE(ropecheck::audit::has_non_finite(t)) << ropecheck::audit::dtype_name(k.t) << " at " << at;
+      }
+    const std::string finite = tensor_of(n, 0);
+    const ropecheck::audit::tensor_bytes t{"t", k.t, {static_cast<std::int64_t>(n)}, bytes_of(finite)};
+    EXPECT_FALSE(ropecheck::audit::has_non_finite(t)) << ropecheck::audit::dtype_name(k.t);
+  }
+  const std::string ints = le64s({~0ull, 0x7FF0000000000000ull});
+  EXPECT_FALSE(ropecheck::audit::has_non_finite({"i", dtype::i64, {2}, bytes_of(ints)}));
 }
 }  // namespace

@@ -55,53 +55,60 @@ class byte_view {
   const fs::path& path_;
 };
 
-// The whole file's bytes: a read-only private mapping (MAP_POPULATE: the page cache is mapped in
-// one call instead of one fault per page, which on a VM costs ~5 s per GiB), or, where mapping
-// fails (an empty file, a file system without mmap), the bytes read into one buffer. Rejections are
-// the ones read_safetensors/read_npy always gave for unreadable files.
-struct file_bytes {
-  std::unique_ptr<unsigned char[]> data;
-  void* map = nullptr;
-  std::size_t size = 0;
-  file_bytes() = default;
-  file_bytes(const file_bytes&) = delete;
-  file_bytes& operator=(const file_bytes&) = delete;
-  file_bytes(file_bytes&& o) noexcept : data(std::move(o.data)), map(std::exchange(o.map, nullptr)), size(o.size) {}
-  ~file_bytes() {
-    if (map) ::munmap(map, size);
-  }
-  [[nodiscard]] std::span<const unsigned char> span() const noexcept {
-    return {map ? static_cast<const unsigned char*>(map) : data.get(), size};
-  }
-};
+// The whole file's bytes: a read-only private mapping, or, where mapping fails (an empty file, a
+// file system without mmap), the bytes read into one buffer. populate (the in-memory readers, which
+// decode every byte at once): MAP_POPULATE maps the page cache in one call. Otherwise (the mapped
+// readers, whose callers stream the bytes) the mapping is advised sequential: read ahead, touched
+// once. Rejections are the ones read_safetensors/read_npy always gave for unreadable files.
+}  // namespace
 
-file_bytes read_file(const fs::path& path) {
+mapped_file mapped_file::open(const std::filesystem::path& path, bool populate) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw input_error(path, "not a regular file (or does not exist)");
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw input_error(path, "cannot get file size: " + ec.message());
   if (size > std::numeric_limits<std::size_t>::max() / 2)
     throw input_error(path, "file of " + std::to_string(size) + " bytes is too large to read");
-  file_bytes f;
-  f.size = static_cast<std::size_t>(size);
-  if (f.size > 0) {
+  mapped_file f;
+  f.size_ = static_cast<std::size_t>(size);
+  if (f.size_ > 0) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw input_error(path, "cannot open for reading: " + std::string(std::strerror(errno)));
-    void* m = ::mmap(nullptr, f.size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* m = ::mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     ::close(fd);
     if (m != MAP_FAILED) {
-      f.map = m;
+      if (!populate) (void)::madvise(m, f.size_, MADV_SEQUENTIAL);
+      f.map_ = m;
       return f;
     }
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw input_error(path, "cannot open for reading");
-  f.data = std::make_unique_for_overwrite<unsigned char[]>(f.size);
-  if (f.size > 0 && !in.read(reinterpret_cast<char*>(f.data.get()), static_cast<std::streamsize>(f.size)))
+  f.data_ = std::make_unique_for_overwrite<unsigned char[]>(f.size_);
+  if (f.size_ > 0 && !in.read(reinterpret_cast<char*>(f.data_.get()), static_cast<std::streamsize>(f.size_)))
     throw input_error(path, "read error after " + std::to_string(in.gcount()) + " of " + std::to_string(size) +
                                 " bytes (file changed while reading?)");
   return f;
 }
+
+mapped_file::mapped_file(mapped_file&& o) noexcept
+    : data_(std::move(o.data_)), map_(std::exchange(o.map_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+
+mapped_file& mapped_file::operator=(mapped_file&& o) noexcept {
+  if (this != &o) {
+    if (map_) ::munmap(map_, size_);
+    data_ = std::move(o.data_);
+    map_ = std::exchange(o.map_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+mapped_file::~mapped_file() {
+  if (map_) ::munmap(map_, size_);
+}
+
+namespace {
 
 // Large outputs: fault the pages in with one madvise call before writing them (on a VM a page
 // fault per 4 KiB costs ~20 us; MADV_POPULATE_WRITE, Linux 5.14+, does them in bulk). Harmless
@@ -141,9 +148,21 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
   return s + "]";
 }
 
+// The one rejection of a tensor's values (not of its header): an I64 value beyond 2^53 in magnitude,
+// the first in flat order. Called only after the caller checked bytes.size() == count * dtype_size(t).
+void check_exact(const byte_view& f, const std::string& name, dtype t, std::span<const unsigned char> bytes) {
+  if (t != dtype::i64) return;
+  for (std::size_t i = 0; i < bytes.size() / 8; ++i) {
+    const auto k = static_cast<std::int64_t>(load_le(bytes.data() + i * 8, 8));
+    if (k > max_exact_int || k < -max_exact_int)
+      f.fail("tensor '" + name + "': I64 value " + std::to_string(k) + " at flat index " + std::to_string(i) +
+             " exceeds 2^53 in magnitude and is not exact as double");
+  }
+}
+
 // Decode count elements of type t from little-endian bytes into out (exact widening to double).
-// Called only after the caller checked bytes.size() == count * dtype_size(t).
-void decode(const byte_view& f, const std::string& name, dtype t, std::span<const unsigned char> bytes, tensor& out) {
+// Called only after check_exact accepted them.
+void decode(dtype t, std::span<const unsigned char> bytes, tensor& out) {
   const std::size_t w = dtype_size(t);
   const std::size_t n = bytes.size() / w;
   out.values.clear();
@@ -211,14 +230,7 @@ void decode(const byte_view& f, const std::string& name, dtype t, std::span<cons
       case dtype::f32: v = std::bit_cast<float>(static_cast<std::uint32_t>(raw)); break;
       case dtype::f64: v = std::bit_cast<double>(raw); break;
       case dtype::i32: v = static_cast<std::int32_t>(static_cast<std::uint32_t>(raw)); break;
-      case dtype::i64: {
-        const auto k = static_cast<std::int64_t>(raw);
-        if (k > max_exact_int || k < -max_exact_int)
-          f.fail("tensor '" + name + "': I64 value " + std::to_string(k) + " at flat index " + std::to_string(i) +
-                 " exceeds 2^53 in magnitude and is not exact as double");
-        v = static_cast<double>(k);
-        break;
-      }
+      case dtype::i64: v = static_cast<double>(static_cast<std::int64_t>(raw)); break;
     }
     if (!std::isfinite(v)) out.has_non_finite = true;
     out.values[i] = v;
@@ -362,12 +374,19 @@ input_error::input_error(const std::filesystem::path& f, const std::string& prob
     : std::runtime_error(f.string() + ": " + problem), file(f) {}
 
 std::map<std::string, tensor> read_safetensors(const std::filesystem::path& path, std::map<std::string, std::string>* metadata) {
-  const file_bytes bytes = read_file(path);
-  return parse_safetensors(bytes.span(), path, metadata);
+  const mapped_file bytes = mapped_file::open(path, true);
+  return parse_safetensors(bytes.bytes(), path, metadata);
 }
 
 std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path,
                                                 std::map<std::string, std::string>* metadata) {
+  std::map<std::string, tensor> out;
+  for (const auto& [name, t] : scan_safetensors(file, path, metadata)) out.emplace(name, decode(t));
+  return out;
+}
+
+std::map<std::string, tensor_bytes> scan_safetensors(std::span<const unsigned char> file, const std::filesystem::path& path,
+                                                     std::map<std::string, std::string>* metadata) {
   const byte_view f(file, path);
   const std::uint64_t header_len = load_le(f.read(0, 8, "the 8-byte header length").data(), 8);
   if (header_len > max_header_bytes)
@@ -442,23 +461,26 @@ std::map<std::string, tensor> parse_safetensors(std::span<const unsigned char> f
     if (order[i]->begin < order[i - 1]->end)
       f.fail("tensors '" + order[i - 1]->name + "' and '" + order[i]->name + "' have overlapping data_offsets");
 
-  std::map<std::string, tensor> out;
+  std::map<std::string, tensor_bytes> out;
   for (auto& e : entries) {
-    // Sizes were checked against the buffer above, so these allocations are backed by the file.
+    // Sizes were checked against the buffer above: a later decode allocates what the file backs.
     const auto bytes = f.read(buffer_start + e.begin, e.end - e.begin, "tensor '" + e.name + "'");
-    tensor t{e.name, e.type, std::move(e.shape), {}, false};
-    decode(f, e.name, e.type, bytes, t);
-    out.emplace(e.name, std::move(t));
+    check_exact(f, e.name, e.type, bytes);
+    out.emplace(e.name, tensor_bytes{e.name, e.type, std::move(e.shape), bytes});
   }
   return out;
 }
 
 tensor read_npy(const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
-  const file_bytes bytes = read_file(path);
-  return parse_npy(bytes.span(), path, declared_bf16);
+  const mapped_file bytes = mapped_file::open(path, true);
+  return parse_npy(bytes.bytes(), path, declared_bf16);
 }
 
 tensor parse_npy(std::span<const unsigned char> file, const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
+  return decode(scan_npy(file, path, declared_bf16));
+}
+
+tensor_bytes scan_npy(std::span<const unsigned char> file, const std::filesystem::path& path, std::optional<dtype> declared_bf16) {
   const byte_view f(file, path);
   if (declared_bf16 && *declared_bf16 != dtype::bf16)
     f.fail("only bfloat16 can be declared for uint16 data, not " + std::string(dtype_name(*declared_bf16)));
@@ -519,8 +541,8 @@ tensor parse_npy(std::span<const unsigned char> file, const std::filesystem::pat
   if (bytes < available)
     f.fail(std::to_string(available - bytes) + " trailing bytes after the data of shape " + shape_string(shape_v.ints));
 
-  tensor out{path.stem().string(), t, shape_v.ints, {}, false};
-  decode(f, out.name, t, f.read(data_start, bytes, "the data"), out);
+  tensor_bytes out{path.stem().string(), t, shape_v.ints, f.read(data_start, bytes, "the data")};
+  check_exact(f, out.name, t, out.bytes);
   return out;
 }
 
@@ -532,6 +554,59 @@ std::map<std::string, tensor> read_npy_dir(const std::filesystem::path& dir, std
     if (!e.is_regular_file() || e.path().extension() != ".npy") continue;
     tensor t = read_npy(e.path(), declared_bf16);
     out.emplace(t.name, std::move(t));
+  }
+  if (ec) throw input_error(dir, "cannot list directory: " + ec.message());
+  return out;
+}
+
+tensor decode(const tensor_bytes& t) {
+  tensor out{t.name, t.type, t.shape, {}, false};
+  decode(t.type, t.bytes, out);
+  return out;
+}
+
+bool has_non_finite(const tensor_bytes& t) noexcept {
+  // An exponent of all ones (infinity or NaN), tested on the bits: one pass the compiler vectorises.
+  const unsigned char* p = t.bytes.data();
+  const std::size_t n = t.bytes.size() / std::max<std::size_t>(1, dtype_size(t.type));
+  auto any = [&](auto word, auto mask) {
+    using W = decltype(word);
+    W acc = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      W w;
+      std::memcpy(&w, p + sizeof(W) * i, sizeof(W));
+      acc |= static_cast<W>((w & mask) == mask);
+    }
+    return acc != 0;
+  };
+  switch (t.type) {
+    case dtype::f32: return any(std::uint32_t{}, std::uint32_t{0x7f800000u});
+    case dtype::f64: return any(std::uint64_t{}, std::uint64_t{0x7ff0000000000000ull});
+    case dtype::bf16: return any(std::uint16_t{}, std::uint16_t{0x7f80u});
+    case dtype::f16: return any(std::uint16_t{}, std::uint16_t{0x7c00u});
+    case dtype::i32: case dtype::i64: break;
+  }
+  return false;
+}
+
+mapped_tensors map_safetensors(const std::filesystem::path& file, std::map<std::string, std::string>* metadata) {
+  mapped_tensors out;
+  out.files.push_back(mapped_file::open(file, false));
+  out.tensors = scan_safetensors(out.files.back().bytes(), file, metadata);
+  return out;
+}
+
+mapped_tensors map_npy_dir(const std::filesystem::path& dir, std::optional<dtype> declared_bf16) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw input_error(dir, "not a directory");
+  mapped_tensors out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file() || e.path().extension() != ".npy") continue;
+    mapped_file m = mapped_file::open(e.path(), false);
+    tensor_bytes t = scan_npy(m.bytes(), e.path(), declared_bf16);
+    out.files.push_back(std::move(m));  // the bytes stay where they are
+    std::string name = t.name;
+    out.tensors.emplace(std::move(name), std::move(t));
   }
   if (ec) throw input_error(dir, "cannot list directory: " + ec.message());
   return out;

@@ -12,6 +12,10 @@
 // Each reader has an in-memory form (parse_safetensors, parse_npy) taking the whole file's bytes
 // and the name to use in messages; the file readers read the file into memory once (transient
 // memory = the file size, beyond the output doubles) and call it. fuzz/ drives the in-memory forms.
+// Each in-memory form is a scan (scan_safetensors, scan_npy: every rule checked, the tensors' bytes
+// located, nothing decoded) and a decode; the mapped readers (map_safetensors, map_npy_dir) scan a
+// read-only mapping of the file and leave the bytes there, for a caller that streams them (the
+// audit judges x and y where they lie) and decodes only what is small.
 //
 // The json header stays inside tensor_file.cpp (STYLE.md: heavy headers out of include paths).
 #pragma once
@@ -19,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -43,6 +48,15 @@ struct tensor {
   bool has_non_finite = false;      // some value is NaN or +-inf
 };
 
+// A tensor where it lies: the header's dtype and shape, and its bytes (little-endian, not decoded;
+// they belong to the buffer or mapping scanned).
+struct tensor_bytes {
+  std::string name;
+  dtype type = dtype::f32;
+  std::vector<std::int64_t> shape;
+  std::span<const unsigned char> bytes;  // product(shape) * dtype_size(type) bytes
+};
+
 // A file that cannot be read as what it claims to be. what() = "<file>: <problem>".
 struct input_error : std::runtime_error {
   input_error(const std::filesystem::path& file, const std::string& problem);
@@ -63,6 +77,12 @@ struct input_error : std::runtime_error {
                                                               const std::filesystem::path& name,
                                                               std::map<std::string, std::string>* metadata = nullptr);
 
+// The scan of parse_safetensors: the same rules and messages, in the same order (the I64 range check
+// included), without the decode.
+[[nodiscard]] std::map<std::string, tensor_bytes> scan_safetensors(std::span<const unsigned char> bytes,
+                                                                   const std::filesystem::path& name,
+                                                                   std::map<std::string, std::string>* metadata = nullptr);
+
 // NumPy .npy v1.0/2.0/3.0, C order, little-endian descr '<f2' '<f4' '<f8' '<i4' '<i8', and '<u2'
 // only when declared_bf16 == dtype::bf16 (bfloat16 bit patterns saved as uint16, which is how
 // NumPy stores bf16). declared_bf16 affects '<u2' files only, so one flag can cover a directory
@@ -73,8 +93,53 @@ struct input_error : std::runtime_error {
 [[nodiscard]] tensor parse_npy(std::span<const unsigned char> bytes, const std::filesystem::path& name,
                                std::optional<dtype> declared_bf16 = {});
 
+// The scan of parse_npy (every rule and message, without the decode).
+[[nodiscard]] tensor_bytes scan_npy(std::span<const unsigned char> bytes, const std::filesystem::path& name,
+                                    std::optional<dtype> declared_bf16 = {});
+
 // Every regular file *.npy directly in dir (not recursive), keyed by file stem.
 [[nodiscard]] std::map<std::string, tensor> read_npy_dir(const std::filesystem::path& dir,
                                                          std::optional<dtype> declared_bf16 = {});
+
+// A scanned tensor's values, exactly as parse_* gives them (the scan already made its checks).
+[[nodiscard]] tensor decode(const tensor_bytes& t);
+// Whether a scanned floating-point tensor holds NaN or infinity (one pass over its bytes; false for
+// integer tensors).
+[[nodiscard]] bool has_non_finite(const tensor_bytes& t) noexcept;
+
+// A file's bytes, mapped read-only (MAP_PRIVATE), or read into a buffer where it cannot be mapped (an
+// empty file, a file system without mmap). populate: MAP_POPULATE (the in-memory readers decode every
+// byte at once); otherwise madvise(MADV_SEQUENTIAL), for a caller that streams them. Move-only; the
+// bytes do not move with the object. Rejections are input_errors naming the file.
+class mapped_file {
+ public:
+  [[nodiscard]] static mapped_file open(const std::filesystem::path& file, bool populate = false);
+  mapped_file() = default;
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+  mapped_file(mapped_file&& o) noexcept;
+  mapped_file& operator=(mapped_file&& o) noexcept;
+  ~mapped_file();
+  [[nodiscard]] std::span<const unsigned char> bytes() const noexcept {
+    return {map_ ? static_cast<const unsigned char*>(map_) : data_.get(), size_};
+  }
+  [[nodiscard]] bool mapped() const noexcept { return map_ != nullptr; }
+
+ private:
+  std::unique_ptr<unsigned char[]> data_;
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Mapped files and their scanned tensors (whose bytes lie in those files).
+struct mapped_tensors {
+  std::vector<mapped_file> files;
+  std::map<std::string, tensor_bytes> tensors;
+};
+// read_safetensors without the decode: the same checks and messages, the file left mapped.
+[[nodiscard]] mapped_tensors map_safetensors(const std::filesystem::path& file,
+                                             std::map<std::string, std::string>* metadata = nullptr);
+// read_npy_dir without the decode: each .npy file mapped and scanned, in the same order.
+[[nodiscard]] mapped_tensors map_npy_dir(const std::filesystem::path& dir, std::optional<dtype> declared_bf16 = {});
 
 }  // namespace ropecheck::audit
