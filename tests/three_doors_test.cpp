@@ -20,6 +20,7 @@
 
 #include "engine.hpp"
 #include "plugin_loader.hpp"
+#include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
 #include "strategy_outputs.hpp"
@@ -34,12 +35,11 @@ namespace {
 
 constexpr std::uint64_t kSeed = 0x5eed2026;
 
+// The outcome of a door's JSON, by the judge's one mapping (judge::outcome_class).
 std::string class_of(const nlohmann::json& j) {
-  const auto& f = j.at("findings");
-  if (!j.at("pass").get<bool>()) return f.empty() ? "fail" : f.front().at("bug_class").get<std::string>();
-  for (const auto& x : f)
-    if (x.at("bug_class") == "angle_drift_fp32") return "drift";
-  return "pass";
+  std::vector<std::string> classes;
+  for (const auto& x : j.at("findings")) classes.push_back(x.at("bug_class").get<std::string>());
+  return judge::outcome_class(j.at("pass").get<bool>(), classes);
 }
 
 nlohmann::json run_json(const std::string& cmd, const std::filesystem::path& out) {

@@ -66,31 +66,6 @@ using cli::convention_flags;
 using cli::progress_bar;
 
 
-// A failed dump checked against one layer's convention of a per-layer config (Gemma 3 local/global):
-// when it passes under another layer type's convention of the same config, that is the finding, first
-// (the kernel applied the wrong layer type's RoPE, or the dump is not from the layer it was said to be).
-void other_layer_hypothesis(const hf_config_parse& parsed, const judge::dump& d, const rope_config& claimed,
-                            judge::audit_options o, judge::verdict& v) {
-  o.progress = nullptr;
-  std::vector<rope_config> tried{claimed};
-  for (const layer_rope& l : parsed.layers) {
-    if (!l.config || std::find(tried.begin(), tried.end(), *l.config) != tried.end()) continue;
-    tried.push_back(*l.config);
-    if (l.config->head_dim != d.head_dim) continue;
-    const judge::verdict alt = judge::audit(d, *l.config, o);
-    if (!alt.pass) continue;
-    v.findings.insert(v.findings.begin(),
-                      {"layer_convention_wrong",
-                       "the outputs are another layer type's RoPE: they pass as a \"" + l.type + "\" layer (layer " +
-                           std::to_string(l.index) + ": " + judge::convention_line(*l.config) +
-                           "; worst error/allowance " + judge::fmt("%.3g", alt.worst_ratio) +
-                           "), not as the convention checked (" + judge::convention_line(claimed) + ")",
-                       0.97});
-    return;
-  }
-}
-
-
 // An input/output failure of the command line (exit 2), already phrased for the user.
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -303,9 +278,10 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   r.notes = notes;
   r.claim_info = claim_info;
   describe_position_rows(in, claimed, r);
+  if (!claim.config_path.empty() && !claim.any_override())  // the judge tries them on a failure
+    for (const layer_rope& l : parsed.layers)
+      if (l.config) o.other_layers.push_back({l.index, l.type, *l.config});
   r.v = judge::audit(in.d, claimed, o);
-  if (!r.v.pass && !claim.config_path.empty() && !claim.any_override())
-    other_layer_hypothesis(parsed, in.d, claimed, o, r.v);
   // The cache rows are checked at the positions of row 0: right for 1-D RoPE and M-RoPE text tokens
   // only; they do not depend on where the outputs are written (DeepSeek's half-split order).
   rope_config cache_claim = claimed;

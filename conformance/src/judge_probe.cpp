@@ -12,6 +12,8 @@
 #include "ropecheck/conformance/run.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/probe.hpp"
+#include "ropecheck/judge/render.hpp"
+#include "ropecheck/judge/repeat_calls.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
 namespace ropecheck::conformance {
@@ -21,12 +23,6 @@ namespace {
 using judge::fmt;
 
 constexpr int max_prefill_tokens = 64;
-
-// The same value, bit for bit as the judge sees it (NaN equals NaN, -0 differs from +0).
-bool same(long double a, long double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  return a == b && std::signbit(a) == std::signbit(b);
-}
 
 // Applies `p` in calls of the given form; y in the order of p's tokens.
 std::vector<long double> apply_probe(const kernel& k, const judge::probe_set& p, call_form form) {
@@ -97,21 +93,12 @@ probe_verdict judge_probe_verdict(const kernel& k, const resolved& r, call_form 
   out.d.dtype = k.dtype;
   out.d.x = p.x;
   const std::vector<long double> y = apply_probe(k, p, form);
-  if (form == call_form::prefill) {
-    const std::vector<long double> again = apply_probe(k, p, form);
-    const std::size_t per_token = static_cast<std::size_t>(p.heads) * static_cast<std::size_t>(p.head_dim);
-    std::size_t differ = 0, first = y.size();
-    for (std::size_t e = 0; e < y.size(); ++e)
-      if (!same(y[e], again[e])) differ++, first = std::min(first, e);
-    if (differ > 0)
-      out.nondeterministic = fmt(
-          "the same calls twice gave different outputs: %zu of %zu values differ, first at token %zu (position %lld) "
-          "head %zu coordinate %zu: %La then %La (hidden state carried between calls, or a race)",
-          differ, y.size(), first / per_token, static_cast<long long>(p.positions[first / per_token]),
-          (first % per_token) / static_cast<std::size_t>(p.head_dim), first % static_cast<std::size_t>(p.head_dim),
-          y[first], again[first]);
-  }
   out.d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
+  if (form == call_form::prefill) {
+    const std::vector<long double> again_ld = apply_probe(k, p, form);
+    const std::vector<double> again(again_ld.begin(), again_ld.end());
+    out.nondeterministic = judge::repeat_call_finding(out.d.y, again, out.d.positions, p.heads, p.head_dim, "calls");
+  }
   judge::audit_options o;
   o.strict = r.opts.strict;
   o.reference = r.reference;
@@ -127,7 +114,7 @@ std::string verdict_lines(const kernel& k, const resolved& r, call_form form, co
                                                  : "decode calls (one token a call)",
                       pv.d.tokens, pv.d.heads, static_cast<long long>(pv.d.positions.front()),
                       static_cast<long long>(pv.d.positions.back()), k.dtype.c_str(),
-                      v.pass && pv.nondeterministic.empty() ? "PASS" : "FAIL",
+                      v.pass && !pv.nondeterministic ? "PASS" : "FAIL",
                       std::string(judge::to_string(v.reference)).c_str(), r.opts.strict ? " (strict)" : "");
   s += "  convention: " + judge::convention_line(r.declared) + "\n";
   s += fmt("  max error %.4g ulps of %s at position %lld %s; error/allowance at worst %.3g (position %lld), pass iff <= 1\n",
@@ -135,13 +122,8 @@ std::string verdict_lines(const kernel& k, const resolved& r, call_form form, co
            at.at_band >= 0 ? fmt("band %d", at.at_band).c_str() : "(a pass-through coordinate)", v.worst_ratio,
            static_cast<long long>(at.worst_position));
   s += "  allowance: " + v.tolerance_reason + "\n";
-  if (!pv.nondeterministic.empty()) s += "  [nondeterministic] " + pv.nondeterministic + "\n";
-  if (!v.findings.empty()) {
-    s += v.pass ? "  warnings:\n" : "  diagnosis (most evidence first):\n";
-    for (const auto& f : v.findings) s += "    [" + f.bug_class + "] " + f.sentence + "\n";
-  } else if (!v.pass) {
-    s += "  diagnosis: no known bug class explains the error\n";
-  }
+  if (pv.nondeterministic) s += judge::finding_line(*pv.nondeterministic, "  ");
+  s += judge::findings_block(v, {"  ", "    ", ""});
   return s;
 }
 
@@ -152,9 +134,9 @@ outcome judge_probe(const kernel& k, call_form form, const std::string& test_id)
   try {
     const detail::resolved r = detail::resolve(k);
     const detail::probe_verdict pv = detail::judge_probe_verdict(k, r, form);
-    const bool pass = pv.v.pass && pv.nondeterministic.empty();
+    const bool pass = pv.v.pass && !pv.nondeterministic;
     out.status = !pass ? status::failed : pv.v.findings.empty() ? status::passed : status::warning;
-    if (!pv.nondeterministic.empty()) out.bug_classes.push_back("nondeterministic");
+    if (pv.nondeterministic) out.bug_classes.push_back(pv.nondeterministic->bug_class);
     for (const auto& f : pv.v.findings) out.bug_classes.push_back(f.bug_class);
     out.message = detail::verdict_lines(k, r, form, pv);
     if (!pass)

@@ -1,6 +1,7 @@
 // conformance/src/judge_probe.hpp — the probe set applied by a user's kernel and judged (internal).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "driven.hpp"
@@ -13,7 +14,7 @@ namespace ropecheck::conformance::detail {
 struct probe_verdict {
   judge::dump d;                 // what the kernel was given and returned
   judge::verdict v;              // the judge's verdict on it
-  std::string nondeterministic;  // prefill: the second application differed (what and where), else empty
+  std::optional<judge::finding> nondeterministic;  // prefill: the second application differed (judge::repeat_call_finding)
 };
 
 // make_probe(declared, seed, probe_heads), without the tokens past the adapter's max_position.

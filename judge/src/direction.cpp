@@ -9,6 +9,7 @@
 // turns the other way (sin's sign flipped, the conjugate used, a reversed rotate_half). Relative-offset and
 // shift properties cannot see this (scores still depend on m - n, with its sign reversed); the judge can.
 #include "direction.hpp"
+#include "ropecheck/judge/classes.hpp"
 
 #include <string>
 
@@ -37,7 +38,7 @@ namespace {
 
 finding reversed_finding(const rope_config& claimed, const verdict& other) {
   const bool claim_reversed = claimed.direction == rotation_direction::reversed;
-  return {"rotation_reversed",
+  return {classes::rotation_reversed,
           std::string("the rotation turns the other way: the outputs are R(") + (claim_reversed ? "+" : "-") +
               "p) x where the claim turns by R(" + (claim_reversed ? "-" : "+") + "p) (" +
               (claim_reversed ? "a forward rotate_half where the family rotates in reverse, e.g. nanochat's cat(x2, -x1)"

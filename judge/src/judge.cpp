@@ -17,6 +17,7 @@
 //      pass_angle_precision.cpp  angles formed in bf16/fp16 (eager 16-bit RoPE)
 //      pass_cos_sin.cpp      fast sin/cos, low-precision cos/sin
 //      pass_drift.cpp        fp32 drift
+//    Then, on a failure, the other layer types of the same config (layer_hypothesis.cpp).
 //    M-RoPE claims go to pass_mrope.cpp instead: the row permutations, section splits and single rows
 //    re-judged, and the passes above on the text tokens (all rows equal) as plain RoPE.
 //    One head gives no rigidity test: the pairing is then judged by the spread of the pair magnitude
@@ -31,6 +32,7 @@
 
 #include "evidence.hpp"
 #include "judging.hpp"
+#include "layer_hypothesis.hpp"
 #include "direction.hpp"
 #include "output_order.hpp"
 #include "pass_mrope.hpp"
@@ -166,8 +168,9 @@ verdict judge_in_frame(const judging_frame& f, const dump& d) {
 
 namespace ropecheck::judge {
 
-verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
-  detail::check_dump(given, claimed, opt);
+namespace {
+
+verdict audit_claim(const dump& given, const rope_config& claimed, const audit_options& opt) {
   // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
   if (claimed.outputs == output_order::half_split) return detail::audit_half_split_outputs(given, claimed, opt);
   // A reversed rotation (nanochat) is judged as the forward one on the conjugated pairs (direction.cpp):
@@ -179,6 +182,20 @@ verdict audit(const dump& given, const rope_config& claimed, const audit_options
     return detail::audit_forward(detail::conjugate_pairs(given, claimed), forward, opt, one_d, claimed);
   }
   return detail::audit_forward(given, claimed, opt, one_d, claimed);
+}
+
+}  // namespace
+
+verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
+  detail::check_dump(given, claimed, opt);
+  if (opt.other_layers.empty()) return audit_claim(given, claimed, opt);
+  // The claim judged without the other layers (the passes' own re-judgements must not try them), then,
+  // on a failure, each other layer type: layer_convention_wrong, first (layer_hypothesis.cpp).
+  audit_options claim_only = opt;
+  claim_only.other_layers.clear();
+  verdict v = audit_claim(given, claimed, claim_only);
+  detail::other_layer_hypothesis(given, claimed, opt, v);
+  return v;
 }
 
 }  // namespace ropecheck::judge

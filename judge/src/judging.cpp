@@ -6,6 +6,7 @@
 //   rotation 2 u_T + 4 u_T^2   two products and a sum in T
 //   store    u_T when T is a 16-bit type
 #include "judging.hpp"
+#include "ropecheck/judge/classes.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -314,7 +315,7 @@ judgement judge_elements(const judging_frame& f, verdict& v) {
   state_tolerance(f, J, v);
   v.per_position = std::move(per_token);
   if (A.non_finite > 0)
-    add(v, "non_finite",
+    add(v, classes::non_finite,
         fmt("the output holds %lld NaN or infinite values (first at position %lld) where the input is finite",
             static_cast<long long>(A.non_finite), static_cast<long long>(A.first_non_finite_pos)),
         0.99);
@@ -368,7 +369,7 @@ void score_violation(const dump& d, const rope_config& claimed, const reference:
 bool not_framework_convention(const judging_frame& f, const judgement& j, verdict& v) {
   if (f.opt.reference == reference_kind::exact || !(v.from_exact.worst_ratio <= 1.0) || j.non_finite != 0) return false;
   const bool use_ggml = f.opt.reference == reference_kind::ggml;
-  add(v, use_ggml ? "not_ggml_convention" : "not_hf_convention",
+  add(v, use_ggml ? classes::not_ggml_convention : classes::not_hf_convention,
       fmt("the output follows exact angles (%.3g ulps from exact mathematics, within that allowance) rather than "
           "%s fp32 angles (%.3g ulps from them, largest at position %lld band %d): correct mathematics, but not "
           "%s convention",

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "output_order.hpp"
+#include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
 namespace ropecheck::judge::detail {
@@ -48,8 +49,8 @@ verdict audit_half_split_outputs(const dump& d, const rope_config& claimed, cons
   if (!unmapped.pass) {
     // Nothing explains the mapped outputs, but the unmapped ones are a rotation of other pairs
     // (e.g. Llama's half-split in place, rope_interleave false): that diagnosis is the useful one.
-    const bool mapped_unexplained = v.findings.empty() || v.findings.front().bug_class == "unexplained";
-    if (mapped_unexplained && !unmapped.findings.empty() && unmapped.findings.front().bug_class == "layout_swapped") {
+    const bool mapped_unexplained = v.findings.empty() || v.findings.front().bug_class == classes::unexplained;
+    if (mapped_unexplained && !unmapped.findings.empty() && unmapped.findings.front().bug_class == classes::layout_swapped) {
       unmapped.findings.front().sentence =
           "outputs are not in rope_interleave's half-split order; read in place, " + unmapped.findings.front().sentence;
       return unmapped;
@@ -70,9 +71,9 @@ verdict audit_half_split_outputs(const dump& d, const rope_config& claimed, cons
   unmapped.findings.clear();
   if (opt.strict) {
     unmapped.pass = false;
-    unmapped.findings.push_back({"layout_swapped", sentence + " (failed: strict)", 0.95});
+    unmapped.findings.push_back({classes::layout_swapped, sentence + " (failed: strict)", 0.95});
   } else {
-    unmapped.findings.push_back({"outputs_in_place", "warning: " + sentence + " (--strict fails it)", 0.4});
+    unmapped.findings.push_back({classes::outputs_in_place, "warning: " + sentence + " (--strict fails it)", 0.4});
   }
   return unmapped;
 }

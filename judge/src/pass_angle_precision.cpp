@@ -26,6 +26,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -148,7 +149,7 @@ bool pass_angle_precision(const context& c, const explanation& e) {
                     "explains is %.3g rad (%.3g u_%s |p theta|) at position %lld band %d; ",
                     s.tokens_all, c.d.tokens, s.bands_all, e.bands(), s.worst_err, s.worst_rel, F.dtype,
                     static_cast<long long>(s.worst_pos), s.worst_band);
-    add(c.v, "angle_low_precision", sentence + half, 0.87);
+    add(c.v, classes::angle_low_precision, sentence + half, 0.87);
     return true;
   }
   return false;

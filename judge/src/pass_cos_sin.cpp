@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -60,14 +61,14 @@ bool pass_cos_sin(const context& c, const explanation& e, double m_med, const po
     }
   if (g >= 0) {
     const int digits = g == 0 ? 8 : 11;
-    add(c.v, "cos_sin_low_precision",
+    add(c.v, classes::cos_sin_low_precision,
         fmt("cos/sin are stored in %s: %d of %d implied (cos, sin) pairs lie on the %s grid (within 5%% of an "
             "ulp); relative cos/sin error up to %.3g (2^-%d = %.3g) already at positions < 64, %.3g at position %lld",
             grid_name(digits), on_grid[g], grid_total, grid_name(digits), es_max, digits + 1,
             std::ldexp(1.0, -(digits + 1)), e_all, static_cast<long long>(e_all_pos)),
         0.85);
   } else {
-    add(c.v, "fast_sincos",
+    add(c.v, classes::fast_sincos,
         fmt("cos/sin are off by up to %.3g (median %.3g) already at positions < 64, where fp32 angles are good to "
             "1e-5, and not on a bf16/fp16 grid: a fixed absolute error like a fast-math sin/cos (largest %.3g, at "
             "position %lld)",

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -72,7 +73,7 @@ residual locate(const context& c, const explanation& e, const drift_bound& B) {
 
 // No hypothesis fits and the residual is beyond fp32 drift: say where it sits.
 void unexplained(const context& c, const drift_bound& B, const residual& r, const std::string& what) {
-  add(c.v, "unexplained",
+  add(c.v, classes::unexplained,
       fmt("no hypothesis explains the angles (%s): %d of %d tokens (positions %lld..%lld) are off in %d bands "
           "(bands %d..%d) by more than fp32 drift can be (%.3g + K u_f32 |p theta|, K = 4 (k_max + 2) = %.4g), up "
           "to %.3g rad (%.3g u_f32 |p theta|) at position %lld band %d; the other tokens and bands agree with the "
@@ -112,7 +113,7 @@ drift_stats drift_of(const context& c, const pairing& P, const reference::rope_r
 
 void drift_warning(const context& c, const pairing& claimed_pairing) {
   const drift_stats s = drift_of(c, claimed_pairing, c.ref);
-  add(c.v, "angle_drift_fp32",
+  add(c.v, classes::angle_drift_fp32,
       fmt("warning: angle error grows with position, %.3g rad at position %lld band %d (%.3g u_f32 |p theta|, "
           "%.3g tokens of position error; %.3g rad at positions < 64): fp32 angle formation, within its allowance",
           s.max_err, static_cast<long long>(s.at_pos), s.at_band, s.max_k, s.max_tokens, s.small_p_max),
@@ -128,7 +129,7 @@ void drift_after_frequencies(const context& c, const explanation& e, const frequ
     return;
   }
   const drift_stats s = drift_of(c, e.P, e.R);
-  add(c.v, "angle_drift_fp32",
+  add(c.v, classes::angle_drift_fp32,
       fmt("angle error grows linearly with position: relative frequency error up to %.3g (%.3g u_f32, band %d); "
           "%.3g rad at position %lld band %d (%.3g u_f32 |p theta|, %.3g tokens), %.3g rad at positions < 64; within "
           "fp32 drift (%.3g + K u_f32 |p theta|, K = %.4g; largest error/bound %.3g)",
@@ -145,7 +146,7 @@ void drift_after_cos_sin(const context& c, const explanation& e) {
     return;
   }
   const drift_stats s = drift_of(c, e.P, e.R);
-  add(c.v, "angle_drift_fp32",
+  add(c.v, classes::angle_drift_fp32,
       fmt("angle error grows with position: %.3g rad at position %lld band %d (%.3g u_f32 |p theta|, %.3g tokens), "
           "%.3g rad at positions < 64: angles formed in fp32%s (within %.3g + K u_f32 |p theta|, K = %.4g; largest "
           "error/bound %.3g)",

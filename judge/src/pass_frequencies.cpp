@@ -15,6 +15,7 @@
 #include <cmath>
 #include <exception>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 #include "ropecheck/schedule.hpp"
 
@@ -106,7 +107,7 @@ bool scan_base(const frame& F) {
   if (wrapped_residual(F, thetas_for(std::round(b0 / mag) * mag)) <= r0 + 0.01) shown = std::round(b0 / mag) * mag;
   if (std::fabs(shown / claimed.base - 1) < 1e-6) return false;
   if (claimed.scaling == scaling_kind::dynamic_ntk && b0 > claimed.base * (1 + 1e-4)) {
-    add(F.c.v, "dynamic_ntk_not_reset",
+    add(F.c.v, classes::dynamic_ntk_not_reset,
         fmt("dynamic NTK was not reset: scanning bases against the wrapped angles finds base %.6g (median "
             "residual %.2g rad, no base 1%% away within %.2g), the dynamic base of a sequence of ~%.0f tokens, "
             "but this sequence is %lld tokens long",
@@ -114,7 +115,7 @@ bool scan_base(const frame& F) {
         0.85);
     return true;
   }
-  add(F.c.v, "base_wrong",
+  add(F.c.v, classes::base_wrong,
       fmt("base is %.10g not %.10g: scanning bases 1e2..1e9 against the wrapped angles of %zu tokens x %d "
           "bands, base %.6g leaves a median residual of %.2g rad and no base 1%% or more away comes within "
           "%.2g rad",
@@ -149,7 +150,7 @@ bool scan_hypotheses(const frame& F) {
   if (claimed.rotary_dim < F.c.d.head_dim && F.e.P.rd == claimed.rotary_dim) {
     rope_config hc = F.e.cfg;
     hc.rotary_dim = F.c.d.head_dim;
-    hs.push_back({"rotary_dim_wrong",
+    hs.push_back({classes::rotary_dim_wrong,
                   fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim)",
                       F.c.d.head_dim, claimed.rotary_dim),
                   frequencies_of(hc)});
@@ -157,19 +158,19 @@ bool scan_hypotheses(const frame& F) {
   for (int digits : {8, 11}) {
     std::vector<double> g(F.e.th.size());
     for (std::size_t i = 0; i < F.e.th.size(); ++i) g[i] = round_to_digits(round_to_digits(F.e.th[i], 24), digits);
-    hs.push_back({"inv_freq_low_precision", fmt("inv_freq is held in %s", grid_name(digits)), g});
+    hs.push_back({classes::inv_freq_low_precision, fmt("inv_freq is held in %s", grid_name(digits)), g});
   }
   if (claimed.scaling != scaling_kind::none) {
     rope_config hc = F.e.cfg;
     hc.scaling = scaling_kind::none;
-    hs.push_back({"scaling_wrong", fmt("no scaling is applied although the claim has %s scaling with factor %g",
+    hs.push_back({classes::scaling_wrong, fmt("no scaling is applied although the claim has %s scaling with factor %g",
                                        std::string(to_string(claimed.scaling)).c_str(), claimed.factor),
                   frequencies_of(hc)});
     for (double f : kFactors) {
       if (f == claimed.factor) continue;
       hc = F.e.cfg;
       hc.factor = f;
-      hs.push_back({"scaling_wrong", fmt("%s scaling with factor %g, not the claimed %g",
+      hs.push_back({classes::scaling_wrong, fmt("%s scaling with factor %g, not the claimed %g",
                                          std::string(to_string(claimed.scaling)).c_str(), f, claimed.factor),
                     frequencies_of(hc)});
     }
@@ -258,7 +259,7 @@ bool inv_freq_grid(const frame& F, const band_fits& B) {
       }
     }
     if (informative >= std::min(4, ub) && match * 10 >= informative * 9 && consistent * 10 >= ub * 9) {
-      add(F.c.v, "inv_freq_low_precision",
+      add(F.c.v, classes::inv_freq_low_precision,
           fmt("inv_freq is held in %s: fitted frequencies equal %s(fp32 theta_i) in %d of %d bands whose grid "
               "offset exceeds the fit's noise (%d of %d bands agree within it; relative frequency error up to "
               "%.3g, band %d; at position %lld that is %.3g tokens)",
@@ -359,14 +360,14 @@ bool named_schedule(const frame& F, const band_fits& B, bool may_leave_unexplain
   const int np = precise_bands(B, ub);
   const std::string agree = np == ub ? fmt("all %d bands", ub) : fmt("all %d bands fitted precisely enough to judge (of %d)", np, ub);
   if (mis_s < 1e-3 && mis_s < mis_b) {
-    add(c.v, "scaling_wrong",
+    add(c.v, classes::scaling_wrong,
         fmt("the frequencies follow %s, not the claimed %s scaling with factor %g: %s agree to %.2g "
             "(the claimed schedule is off by up to %.3g relative, band %d)",
             scaling_found.c_str(), std::string(to_string(claimed.scaling)).c_str(), claimed.factor, agree.c_str(), mis_s,
             B.max_rel, B.max_rel_band),
         0.96);
   } else if (mis_hd < 1e-3) {
-    add(c.v, "rotary_dim_wrong",
+    add(c.v, classes::rotary_dim_wrong,
         fmt("frequencies follow base^(-2i/%d) (head_dim) instead of base^(-2i/%d) (rotary_dim): %s agree "
             "to %.2g, the claimed schedule is off by up to %.3g relative (band %d)",
             c.d.head_dim, claimed.rotary_dim, agree.c_str(), mis_hd, B.max_rel, B.max_rel_band),
@@ -374,7 +375,7 @@ bool named_schedule(const frame& F, const band_fits& B, bool may_leave_unexplain
   } else if (mis_b < 1e-3 && claimed.scaling == scaling_kind::dynamic_ntk && b_est > claimed.base * (1 + 1e-4)) {
     // Dynamic NTK raises the base with the sequence length and must fall back when a shorter
     // sequence follows; frequencies of a larger base than this sequence's are a stale update.
-    add(c.v, "dynamic_ntk_not_reset",
+    add(c.v, classes::dynamic_ntk_not_reset,
         fmt("dynamic NTK was not reset: the frequencies follow base %.6g (fitted, %s agree to %.2g), "
             "the dynamic base of a sequence of ~%.0f tokens, but this sequence is %lld tokens long and needs "
             "base %.6g (max_position_embeddings %lld, factor %g)",
@@ -383,7 +384,7 @@ bool named_schedule(const frame& F, const band_fits& B, bool may_leave_unexplain
             static_cast<long long>(claimed.max_position_embeddings), claimed.factor),
         0.95);
   } else if (mis_b < 1e-3 && std::fabs(b_show / claimed.base - 1) >= 1e-6) {
-    add(c.v, "base_wrong",
+    add(c.v, classes::base_wrong,
         fmt("base is %.10g not %.10g: fitted theta_1/theta_0 = %.6g gives base %.6g, and with it %s "
             "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
             b_show, claimed.base, ratio, b_est, agree.c_str(), mis_b, B.max_rel, B.max_rel_band),
@@ -425,7 +426,7 @@ frequency_evidence pass_frequencies(const context& c, const explanation& e, freq
   } else if (few_positions) {
     out.named = scan_hypotheses(F) || scan_base(F);
     if (!out.named && may_leave_unexplained)
-      add(c.v, "unexplained",
+      add(c.v, classes::unexplained,
           fmt("only %d distinct positions: too few to fit frequencies, and no single base explains the angles; "
               "dump positions 0..63 and some large ones for a diagnosis",
               distinct_positions),

@@ -3,6 +3,7 @@
 // max(5e-3, 8 u_T) -> attention_factor_wrong: missing when ~1, applied twice when ~af^2.
 #include <cmath>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -22,7 +23,7 @@ double pass_magnitude(const context& c, const explanation& e) {
     if (std::fabs(m_med - 1) <= std::max(3 * m_mad, 2e-3)) what = "the factor is missing";
     else if (std::fabs(m_med - af * af) <= std::max(3 * m_mad, 2e-3 * af * af)) what = "the factor is applied twice";
     else what = fmt("outputs are scaled by %.6g instead", m_med);
-    add(c.v, "attention_factor_wrong",
+    add(c.v, classes::attention_factor_wrong,
         fmt("output/input pair magnitude ratio is %.6g (median of %zu pairs, MAD %.2g) but the claimed attention "
             "factor is %.6g (squared %.6g): %s",
             m_med, mags.size(), m_mad, af, af * af, what.c_str()),

@@ -1,6 +1,7 @@
 // judge/src/pass_mrope.cpp — the M-RoPE diagnosis (contract in pass_mrope.hpp): hypotheses about
 // the rows and the sections re-judged on the diagnosis subset, then the 1-D judge on the text tokens.
 #include "pass_mrope.hpp"
+#include "ropecheck/judge/classes.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -69,7 +70,7 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
   std::vector<hypothesis> out;
   // One row for every band, each row in turn (the temporal row first: the text position).
   for (std::size_t r = 0; r < rows; ++r) {
-    hypothesis h{"mrope_text_positions", "", {}, claim};
+    hypothesis h{classes::mrope_text_positions, "", {}, claim};
     for (std::size_t k = 0; k < rows; ++k)
       h.rows.insert(h.rows.end(), d.position_rows.begin() + static_cast<std::ptrdiff_t>(r * tokens),
                     d.position_rows.begin() + static_cast<std::ptrdiff_t>((r + 1) * tokens));
@@ -81,7 +82,7 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
   std::vector<std::size_t> perm(rows);
   std::iota(perm.begin(), perm.end(), std::size_t{0});
   while (std::next_permutation(perm.begin(), perm.end())) {
-    hypothesis h{"mrope_rows_swapped", "", {}, claim};
+    hypothesis h{classes::mrope_rows_swapped, "", {}, claim};
     std::string fed;
     for (std::size_t r = 0; r < rows; ++r) {
       h.rows.insert(h.rows.end(), d.position_rows.begin() + static_cast<std::ptrdiff_t>(perm[r] * tokens),
@@ -112,7 +113,7 @@ std::vector<hypothesis> hypotheses(const mrope_frame& f, const std::vector<int>&
     for (int b = 0; b < c.bands(); ++b)
       if (c.position_row(b) != claim.position_row(b)) ++moved, first = first < 0 ? b : first;
     if (moved == 0) continue;
-    hypothesis h{"mrope_section_wrong", "", d.position_rows, c};
+    hypothesis h{classes::mrope_section_wrong, "", d.position_rows, c};
     h.what = fmt("the bands take their rows as %s M-RoPE, not the claimed %s: %d of %d bands take another row (first "
                  "band %d: %s, claimed %s)",
                  sections_text(c).c_str(), sections_text(claim).c_str(), moved, c.bands(), first,
@@ -168,11 +169,11 @@ bool text_findings(const mrope_frame& f, const std::vector<int>& text, verdict& 
   const verdict tv = audit(sub, plain, opt);
   bool named = false;
   for (const finding& x : tv.findings) {
-    if (f.pass && x.bug_class != "angle_drift_fp32") continue;
+    if (f.pass && x.bug_class != classes::angle_drift_fp32) continue;
     add(v, x.bug_class,
         fmt("on the %zu text tokens (all rows equal, judged as plain RoPE): %s", text.size(), x.sentence.c_str()),
         x.confidence);
-    named = named || x.bug_class != "angle_drift_fp32";
+    named = named || x.bug_class != classes::angle_drift_fp32;
   }
   return named;
 }
@@ -238,7 +239,7 @@ void diagnose_mrope(const mrope_frame& f, verdict& v) {
   const bool named_mm = !mm.empty() && structural(f, mm, is_text, v);
   const bool named_text = text_findings(f, text, v);
   if (named_mm || named_text) return;
-  add(v, "unexplained",
+  add(v, classes::unexplained,
       fmt("%zu multimodal tokens (rows differ) and %zu text tokens (rows equal): the text tokens %s; no permutation of "
           "the rows, no single row for every band and no other section split (contiguous or interleaved, fitted band "
           "by band) makes the dump pass",

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -65,7 +66,7 @@ pass_through count_pass_through(const context& c) {
 // Pass-through coordinates must be copied.
 void pass_through_check(const context& c, const pass_through& pt) {
   if (!pt.copied())
-    add(c.v, "rotary_dim_wrong",
+    add(c.v, classes::rotary_dim_wrong,
         fmt("coordinates %d..%d should pass through unchanged but %zu of %zu values changed", c.claimed.rotary_dim,
             c.d.head_dim - 1, pt.changed, pt.total),
         0.9);
@@ -95,7 +96,7 @@ pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
   const pairing& P = cands[best];
   if (best != 0) {
     if (P.lay != claimed.pair_layout)
-      add(c.v, "layout_swapped",
+      add(c.v, classes::layout_swapped,
           fmt("pairs are %s (%s), not the claimed %s (%s): %s %.2g, against %.2g for the claimed pairing",
               std::string(to_string(P.lay)).c_str(), pairs_of(P.lay).c_str(),
               std::string(to_string(claimed.pair_layout)).c_str(), pairs_of(claimed.pair_layout).c_str(),
@@ -104,7 +105,7 @@ pairing_choice pass_pairing(const context& c, std::vector<cell> claimed_cells) {
               P.score, cands[0].score),
           0.95);
     if (P.rd != claimed.rotary_dim)
-      add(c.v, "rotary_dim_wrong",
+      add(c.v, classes::rotary_dim_wrong,
           fmt("all %d coordinates are rotated (pairs over rotary dim %d, median residual %.2g), not the claimed rotary "
               "dim %d (residual %.2g; %zu of %zu values past it changed)",
               P.rd, P.rd, P.score, claimed.rotary_dim, cands[0].score, pt.changed, pt.total),

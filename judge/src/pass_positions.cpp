@@ -17,6 +17,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ropecheck/judge/classes.hpp"
 #include "passes.hpp"
 
 namespace ropecheck::judge::detail {
@@ -53,7 +54,7 @@ bool linear_factor(const context& c, const position_evidence& pe) {
     what = fmt("linear scaling (position interpolation) with factor %.6g, though the claim has no scaling", 1 / r);
   else
     what = fmt("the claimed %s schedule times %.6g in every band", std::string(to_string(claimed.scaling)).c_str(), r);
-  add(c.v, "scaling_wrong",
+  add(c.v, classes::scaling_wrong,
       fmt("every frequency is %.6g times the claimed one (implied positions are %.6g p, not integers, at %d of %d "
           "tokens): %s",
           r, r, off_integer, pe.resolved, what.c_str()),
@@ -72,7 +73,7 @@ bool low_precision(const context& c, const position_evidence& pe, int shifted, i
     if (!all) continue;
     const double pb = pos_of(d, big_t);
     const double qb = imp[static_cast<std::size_t>(big_t)].p;
-    add(c.v, "positions_low_precision",
+    add(c.v, classes::positions_low_precision,
         fmt("positions are held in %s (%d significant bits): %d of %d tokens act at %s(p), e.g. %lld -> %.0f "
             "(%+.0f tokens); the first shifted position is %lld -> %.0f%s",
             grid_name(digits), digits, shifted, pe.resolved, grid_name(digits), static_cast<long long>(pb), qb, qb - pb,
@@ -125,7 +126,7 @@ void some_tokens_wrong(const context& c, const position_evidence& pe, const std:
                   static_cast<long long>(first_wrong), *common, *common);
   else if (same && common)
     pattern = fmt(": all of them by %+lld", *common);
-  add(c.v, "positions_wrong",
+  add(c.v, classes::positions_wrong,
       fmt("%d of %d tokens are rotated at other positions than claimed (claimed -> acting: %s%s)%s; the others "
           "are right (angle fit residual <= %.2g rad%s)",
           shifted, pe.resolved, examples.c_str(), shifted > shown ? ", ..." : "", pattern.c_str(), pe.worst_fit,
@@ -151,7 +152,7 @@ bool position_class(const context& c, const position_evidence& pe) {
   double kdev = 0;
   for (double x : dq) kdev = std::max(kdev, std::fabs(x - k));
   if (c.pmax - c.pmin >= 1 && hi - lo < 0.5) {
-    add(c.v, "positions_constant",
+    add(c.v, classes::positions_constant,
         fmt("every token is rotated as position %.0f (implied positions span %.2g tokens) although the claimed "
             "positions run %lld..%lld (angle fit residual <= %.2g rad%s)",
             std::round(median(q)), hi - lo, static_cast<long long>(c.pmin), static_cast<long long>(c.pmax), pe.worst_fit,
@@ -164,7 +165,7 @@ bool position_class(const context& c, const position_evidence& pe) {
   // no such class (a frequency error looks like that: r p).
   if (std::fabs(k - std::round(k)) > 0.1) return false;
   if (std::fabs(k) >= 0.5 && kdev < 0.5) {
-    add(c.v, "positions_offset",
+    add(c.v, classes::positions_offset,
         fmt("positions are offset by %+lld: implied minus claimed position is %.4g at all %d tokens (max deviation "
             "%.2g tokens, angle fit residual <= %.2g rad%s)",
             static_cast<long long>(std::llround(k)), k, pe.resolved, kdev, pe.worst_fit, pe.left_out().c_str()),

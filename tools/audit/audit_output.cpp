@@ -1,5 +1,7 @@
 // tools/audit/audit_output.cpp — see audit_output.hpp.
 #include "audit_output.hpp"
+#include "ropecheck/judge/classes.hpp"
+#include "ropecheck/judge/render.hpp"
 #include "explain/claim_json.hpp"
 #include "explain/claim_lines.hpp"
 #include "ropecheck/judge/sentence.hpp"
@@ -132,12 +134,7 @@ std::string human_summary(const audit_report& r) {
     if (!series.empty()) s += "  error by position (worst token per octave, position:ulps): " + series + "\n";
   }
   for (const auto& e : r.evidence) s += "  " + e.what + ": " + e.sentence + "\n";
-  if (!v.findings.empty()) {
-    s += v.pass ? "\nwarnings:\n" : "\ndiagnosis (most evidence first):\n";
-    for (const auto& f : v.findings) s += fmt("  [%s] %s\n", f.bug_class.c_str(), f.sentence.c_str());
-  } else if (!v.pass) {
-    s += "\ndiagnosis: no known bug class explains the error (see the distances above)\n";
-  }
+  s += judge::findings_block(v, {"\n", "  ", " (see the distances above)"});
   if (v.tokens_diagnosed < r.tokens)
     s += fmt("  (diagnosed on %d of %d tokens: the 64 smallest positions and an even spread)\n", v.tokens_diagnosed,
              r.tokens);
@@ -237,7 +234,7 @@ std::string to_junit(const audit_report& r) {
        xml_escape(r.source + " matches the " + std::string(to_string(v.reference)) + " reference") +
        "\" time=\"" + fmt("%.3f", secs) + "\">\n";
   if (!v.pass) {
-    const std::string cls = v.findings.empty() ? "unexplained" : v.findings.front().bug_class;
+    const std::string cls = v.findings.empty() ? judge::classes::unexplained : v.findings.front().bug_class;
     const std::string msg = v.findings.empty() ? fmt("max error %.4g ulps exceeds the allowance", v.max_error_ulps)
                                                : v.findings.front().sentence;
     s += "      <failure type=\"" + xml_escape(cls) + "\" message=\"" + xml_escape(msg) + "\">";

@@ -58,7 +58,7 @@ ropecheck_foreign_plugin(fault_segv hf_rope.cpp 1 plugin_crashed FAULT_SEGV)
 ropecheck_foreign_plugin(fault_abort hf_rope.cpp 1 plugin_crashed FAULT_ABORT)
 ropecheck_foreign_plugin(fault_hang hf_rope.cpp 1 plugin_timeout FAULT_HANG)
 ropecheck_foreign_plugin(fault_write_past_y hf_rope.cpp 1 plugin_out_of_bounds FAULT_WRITE_PAST_Y)
-ropecheck_foreign_plugin(fault_nondeterministic hf_rope.cpp 1 plugin_nondeterministic FAULT_NONDETERMINISTIC)
+ropecheck_foreign_plugin(fault_nondeterministic hf_rope.cpp 1 nondeterministic FAULT_NONDETERMINISTIC)
 # Cannot be loaded (exit 2; the third field is then the message's key phrase).
 ropecheck_foreign_plugin(fault_describe_segv hf_rope.cpp 2 "crashed while loading" FAULT_DESCRIBE_SEGV)
 set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "example plugins: name|exit|first class")

@@ -5,6 +5,7 @@
 // audit of a foreign kernel runs exactly what tests/properties/plugin_test.cpp and a user's
 // conformance test run.
 #include "plugin_audit.hpp"
+#include "ropecheck/judge/classes.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -165,11 +166,11 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     if (!o.reproduce.empty())
       r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
-    if (!r.passed) out.findings.push_back({"property_failed", r.name + ": " + test::first_line(r.description), 0.5});
+    if (!r.passed) out.findings.push_back({judge::classes::property_failed, r.name + ": " + test::first_line(r.description), 0.5});
     // A call that crashed, hung or wrote past y during the property is the door's finding (first).
     if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
       const auto at = std::find_if(out.findings.begin(), out.findings.end(),
-                                   [](const judge::finding& x) { return x.bug_class.rfind("plugin_", 0) != 0; });
+                                   [](const judge::finding& x) { return !judge::is_call_failure(x.bug_class); });
       out.findings.insert(at, door_finding(*f, "during property " + r.name));
       out.passed = false;
     }

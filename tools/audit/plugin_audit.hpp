@@ -83,9 +83,9 @@ struct plugin_audit_result {
   judge::dump probe;                // the probe set and what the plugin returned on it (the judged dump)
   judge::verdict judged;            // the judge's verdict on `probe`
   bool probe_ran = false;    // the plugin answered the probe (else `judged` is empty)
-  // Every finding, most important first: the plugin door's own (plugin_crashed, plugin_timeout,
-  // plugin_out_of_bounds, plugin_nondeterministic), then the judge's in its order, then one
-  // property_failed per failing property (one property_drift warning per drift-only excess).
+  // Every finding, most important first: the calls' (judge::class_kind::call: plugin_crashed,
+  // plugin_timeout, plugin_out_of_bounds, plugin_error, nondeterministic), then the judge's in its order,
+  // then one property_failed per failing property.
   std::vector<judge::finding> findings;
   bool passed = false;       // no finding of the door, the judge passed, every property passed
   int exit_code = 1;         // 0 passed, 1 failed

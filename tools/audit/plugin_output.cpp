@@ -1,5 +1,7 @@
 // tools/audit/plugin_output.cpp — see plugin_output.hpp.
 #include "plugin_output.hpp"
+#include "ropecheck/judge/classes.hpp"
+#include "ropecheck/judge/render.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
 #include <nlohmann/json.hpp>
@@ -70,7 +72,7 @@ std::string plugin_summary(const plugin_audit_result& r, const std::string& vers
   std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
                   "\n  declared convention: " + r.convention + "\n";
   for (const auto& f : r.findings)
-    if (f.bug_class.rfind("plugin_", 0) == 0) s += "  [" + f.bug_class + "] " + f.sentence + "\n";
+    if (judge::is_call_failure(f.bug_class)) s += judge::finding_line(f, "  ");
   if (r.probe_ran) {
     s += "\n-- the probe, judged as `ropecheck audit` judges a dump --\n";
     s += human_summary(plugin_probe_report(r, version, command));
@@ -131,7 +133,7 @@ std::string plugin_json(const plugin_audit_result& r, const std::string& version
 std::string plugin_junit(const plugin_audit_result& r, const std::string& version, const std::string& command) {
   const bool judge_fails = !r.probe_ran || !r.judged.pass ||
                            std::any_of(r.findings.begin(), r.findings.end(),
-                                       [](const judge::finding& f) { return f.bug_class.rfind("plugin_", 0) == 0; });
+                                       [](const judge::finding& f) { return judge::is_call_failure(f.bug_class); });
   int failures = judge_fails ? 1 : 0;
   double total = 0;
   for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
@@ -149,7 +151,7 @@ std::string plugin_junit(const plugin_audit_result& r, const std::string& versio
   s += "    <testcase classname=\"" + suite + "\" name=\"the probe matches the " + reference + " reference\">\n";
   const std::string text = r.probe_ran ? human_summary(plugin_probe_report(r, version, command)) : std::string();
   if (judge_fails) {
-    const judge::finding first = r.findings.empty() ? judge::finding{"unexplained", "the probe fails the allowance", 0} : r.findings.front();
+    const judge::finding first = r.findings.empty() ? judge::finding{judge::classes::unexplained, "the probe fails the allowance", 0} : r.findings.front();
     s += "      <failure type=\"" + xml_escape(first.bug_class) + "\" message=\"" + xml_escape(first.sentence) + "\">" +
          xml_escape(text.empty() ? first.sentence : text) + "</failure>\n";
   } else {
@@ -159,11 +161,11 @@ std::string plugin_junit(const plugin_audit_result& r, const std::string& versio
   for (const auto& p : r.properties) {
     s += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(p.name) + "\" time=\"" + fmt("%.3f", p.seconds) + "\">\n";
     if (!p.passed)
-      s += "      <failure type=\"property_failed\" message=\"" + xml_escape(p.description) + "\">" +
+      s += "      <failure type=\"" + std::string(judge::classes::property_failed) + "\" message=\"" + xml_escape(p.description) + "\">" +
            xml_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
            "</failure>\n";
     else if (p.drift_warning)
-      s += "      <system-out>" + xml_escape("drift warning (angle_drift_fp32): " + p.drift) + "</system-out>\n";
+      s += "      <system-out>" + xml_escape("drift warning (" + std::string(judge::classes::angle_drift_fp32) + "): " + p.drift) + "</system-out>\n";
     s += "    </testcase>\n";
   }
   s += "  </testsuite>\n</testsuites>\n";

@@ -2,10 +2,11 @@
 #include "plugin_probe.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 
+#include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/probe.hpp"
+#include "ropecheck/judge/repeat_calls.hpp"
 
 namespace ropecheck::audit {
 
@@ -22,11 +23,11 @@ const char* judge_dtype(plugin::dtype t) noexcept {
 judge::finding door_finding(const plugin::apply_outcome& o, const std::string& what) {
   using plugin::apply_status;
   switch (o.status) {
-    case apply_status::crashed: return {"plugin_crashed", o.message + " (" + what + ")", 1.0};
-    case apply_status::timeout: return {"plugin_timeout", o.message + " (" + what + ")", 1.0};
-    case apply_status::out_of_bounds: return {"plugin_out_of_bounds", o.message + " (" + what + ")", 1.0};
-    case apply_status::error_code: return {"plugin_error", o.message + " (" + what + ")", 1.0};
-    case apply_status::unavailable: return {"plugin_unavailable", o.message + " (" + what + ")", 1.0};
+    case apply_status::crashed: return {judge::classes::plugin_crashed, o.message + " (" + what + ")", 1.0};
+    case apply_status::timeout: return {judge::classes::plugin_timeout, o.message + " (" + what + ")", 1.0};
+    case apply_status::out_of_bounds: return {judge::classes::plugin_out_of_bounds, o.message + " (" + what + ")", 1.0};
+    case apply_status::error_code: return {judge::classes::plugin_error, o.message + " (" + what + ")", 1.0};
+    case apply_status::unavailable: return {judge::classes::plugin_unavailable, o.message + " (" + what + ")", 1.0};
     case apply_status::ok: break;
   }
   return {};
@@ -60,25 +61,10 @@ probe_run run_probe(plugin::kernel_door& door, const rope_config& declared, plug
     r.findings.push_back(door_finding(o, "the probe's second call, which must repeat the first"));
     return r;
   }
-  if (std::memcmp(y1.data(), y2.data(), bytes) != 0) {
-    std::size_t e = 0;  // the first element whose bits differ
-    const std::size_t w = plugin::element_bytes(t);
-    while (std::memcmp(&y1[e * w], &y2[e * w], w) == 0) ++e;
-    std::vector<double> second(n);
-    plugin::from_wire(t, y2.data(), second);
-    std::size_t differ = 0;
-    for (std::size_t k = 0; k < n; ++k) differ += std::memcmp(&y1[k * w], &y2[k * w], w) != 0;
-    const auto per_token = static_cast<std::size_t>(p.heads) * static_cast<std::size_t>(p.head_dim);
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "the same call twice gave different outputs: %zu of %zu values differ, first at token %zu "
-                  "(position %lld) head %zu coordinate %zu: %a then %a (hidden state or a race; plugin.h requires "
-                  "every call to be a pure function of its arguments)",
-                  differ, n, e / per_token, static_cast<long long>(p.positions[e / per_token]),
-                  (e % per_token) / static_cast<std::size_t>(p.head_dim), e % static_cast<std::size_t>(p.head_dim),
-                  r.d.y[e], second[e]);
-    r.findings.push_back({"plugin_nondeterministic", buf, 1.0});
-  }
+  std::vector<double> second(n);
+  plugin::from_wire(t, y2.data(), second);
+  if (auto f = judge::repeat_call_finding(r.d.y, second, r.d.positions, p.heads, p.head_dim, "call"))
+    r.findings.push_back(std::move(*f));
   return r;
 }
 

@@ -18,8 +18,8 @@ namespace ropecheck::audit {
 struct probe_run {
   judge::dump d;                         // positions, x, y widened exactly; dtype the plugin's
   bool ran = false;               // the kernel answered (d.y holds its first answer)
-  std::vector<judge::finding> findings;  // the door's: plugin_crashed, plugin_timeout, plugin_out_of_bounds,
-                                  // plugin_error (nonzero return), plugin_nondeterministic
+  std::vector<judge::finding> findings;  // about the calls (judge::class_kind::call): plugin_crashed, plugin_timeout,
+                                         // plugin_out_of_bounds, plugin_error (nonzero return), nondeterministic
 };
 
 // make_probe(declared, seed) in the plugin's dtype, applied twice in one call each (the second

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "registry.hpp"
+#include "ropecheck/judge/classes.hpp"
 
 namespace ropecheck::report {
 
@@ -34,11 +37,9 @@ judge_column judge_implementation(const std::string& name, const rope_config& cf
   j.worst_position = v.from_exact.worst_position;
   j.worst_band = v.from_exact.worst_band;
   if (!v.findings.empty()) j.finding = v.findings.front().sentence;
-  if (v.pass) {
-    j.verdict = !v.findings.empty() && v.findings.front().bug_class == "angle_drift_fp32" ? "drift" : "pass";
-  } else {
-    j.verdict = v.findings.empty() ? "fail" : v.findings.front().bug_class;
-  }
+  std::vector<std::string> classes;
+  for (const auto& f : v.findings) classes.push_back(f.bug_class);
+  j.verdict = judge::outcome_class(v.pass, classes);
   return j;
 }
 

@@ -52,8 +52,8 @@ struct finding {
   // angle_drift_fp32, fast_sincos, cos_sin_low_precision, dynamic_ntk_not_reset, scaling_wrong,
   // non_finite, not_hf_convention / not_ggml_convention (a framework's convention was asked for,
   // exact angles found), unexplained (no hypothesis fits).
-  // layer_convention_wrong (named by `ropecheck audit --config`, not here): the dump fails the layer
-  // convention it was checked against and passes under another layer type's of the same config.json.
+  // layer_convention_wrong: the dump fails the layer convention it was checked against and passes under
+  // another layer type's of the same config.json (audit_options::other_layers).
   // outputs_in_place: a warning on a pass (fails as layout_swapped under strict): a half-split
   // output claim (DeepSeek's rope_interleave) whose outputs are a correct rotation left in the
   // input's order (judge/src/output_order.cpp).
@@ -142,6 +142,16 @@ struct audit_options {
   // bands, and one ulp of inv_freq is 0.3 rad at position 10^5 in band 0. Used by the hf
   // reference only, and only when every band is within 2 ulps of the emulation (else ignored).
   std::optional<std::vector<float>> hf_inv_freq;
+  // Other layer types' conventions of the same config.json (per-layer configs: Gemma 3's sliding and
+  // full layers, ...): when the dump fails its claim and passes under one of them, layer_convention_wrong
+  // is the first finding (judge/src/layer_hypothesis.cpp). A door lists every layer it read; the judge
+  // skips the claim itself, repeats and other head dims. Empty: not tried.
+  struct other_layer {
+    int index = 0;     // the first layer of that type
+    std::string type;  // its layer type as the config names it ("sliding_attention", ...)
+    rope_config config;
+  };
+  std::vector<other_layer> other_layers;
   int threads = 0;                     // 0: all cores; the verdict does not depend on it
   int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset
   std::function<void(std::int64_t done, std::int64_t total)> progress;  // tokens judged
