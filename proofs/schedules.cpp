@@ -716,7 +716,7 @@ static_assert(1.0 - (4096.0 * llama_theta(63)) / (32768.0 * llama_theta(63)) == 
 #else
 // Clang (and any compiler that does not evaluate libm calls in constant expressions): only the
 // exact parts, which never reach pow/log/exp2, are proved here. The full theorem list above is the
-// g++ build's; the run-time suites (tests/schedule_test.cpp, tests/positional_test.cpp) cover the rest.
+// g++ build's; the run-time suites (tests/core/schedule_test.cpp, tests/core/positional_test.cpp) cover the rest.
 
 // Dynamic NTK at seq_len <= max_position_embeddings returns the base unchanged before any pow.
 static_assert(ntk_scaled_base<double>(dynamic_ntk(128, 8.0, 1e4, 4096), 4096) == 1e4,

@@ -449,7 +449,7 @@ class cached {
 // A fast low-accuracy sine, the kind fast-math builds and hand-vectorised kernels substitute.
 // Contract: x reduced to [-pi, pi] with a single fp32 constant for 2 pi (so reduction error grows
 // like |x| 2^-24 as well); then the parabola 4/pi x - 4/pi^2 x|x| with one correction step
-// (P = 0.225). Absolute error <= 1.1e-3 on [-pi, pi] (measured in tests/angle_test.cpp).
+// (P = 0.225). Absolute error <= 1.1e-3 on [-pi, pi] (measured in tests/core/angle_test.cpp).
 [[nodiscard]] inline float fast_sin(float x) noexcept {
   constexpr float two_pi = 2.0f * std::numbers::pi_v<float>;
   constexpr float inv_two_pi = 1.0f / two_pi;

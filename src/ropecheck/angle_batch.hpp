@@ -7,7 +7,7 @@
 // re-forming everything per call and libm dominate. cos_sin_blocks<S> does the same for a sequence
 // of blocks (one per thread), carrying the last row over to the next block.
 //
-// Contract: bit-identical to the scalar cos_sin for every strategy (tests/angle_batch_test.cpp
+// Contract: bit-identical to the scalar cos_sin for every strategy (tests/core/angle_batch_test.cpp
 // compares bit patterns, so -0.0/+0.0, NaN and inf count). value_type must widen exactly to double
 // (float, double, bfloat16, float16). first >= 0, count >= 0, each span holds >= count * bands().
 //
@@ -55,7 +55,7 @@ template <class T>
 // convert<To>(f) of a float, without its long double round trip for the 16-bit types: a float
 // widened to long double is exact, so convert's round-to-odd step gives back f itself and what is
 // left is Eigen's float -> To (nearest even; a NaN becomes To's quiet NaN of its sign either way).
-// Checked against convert on every float class in tests/angle_batch_test.cpp.
+// Checked against convert on every float class in tests/core/angle_batch_test.cpp.
 template <class To>
 [[nodiscard]] inline To from_float(float f) {
   if constexpr (is_16bit_float_v<To>) return To(f);

@@ -114,7 +114,7 @@ struct attention_result {
 //            D_i = sum_j e_ij left to right (j = 0..n_k-1); w_ij = fl(e_ij / D_i).
 //            D_i >= 1 (the maximum contributes exp(0) = 1), so no row divides by zero; with
 //            gamma_n = n u/(1 - n u): |D~_i - D_i| <= gamma_{n_k-1} D_i, hence
-//            |sum_j w_ij - 1| <= (u + gamma_{n_k-1}) / (1 - gamma_{n_k-1}) (tests/attention_test.cpp).
+//            |sum_j w_ij - 1| <= (u + gamma_{n_k-1}) / (1 - gamma_{n_k-1}) (tests/core/attention_test.cpp).
 //   output   o_ik = sum_j w_ij v_jk left to right: |error| <= gamma_{n_k} sum_j |w_ij v_jk|.
 //   order    the key index j is the only index any sum runs over that a permutation of the tokens
 //            reorders: scores of permuted inputs are exactly the permuted scores, and the output

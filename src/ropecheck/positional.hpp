@@ -67,7 +67,7 @@ inline void check_rows_match(std::size_t rows, std::size_t positions, const char
 // Contract: computed in Compute C (a hardware float): e = fl(2i / d), inv_freq = pow(base, -e),
 // angle = fl(m * inv_freq), sin/cos by libm in C, then one rounding to T. With glibc's pow and
 // sin/cos (< 1 ulp each) the angle is off by <= (e ln(base) + 2 + 1) u_C |angle| (+ u_C |m| when m
-// itself rounds in C), and PE by that plus 2 u_C + u_T (tests/positional_test.cpp checks it against
+// itself rounds in C), and PE by that plus 2 u_C + u_T (tests/core/positional_test.cpp checks it against
 // sinl/cosl in long double). Adding to X rounds once more, in T.
 template <class T, class Compute = double>
 class sinusoidal_encoding {
@@ -197,7 +197,7 @@ class learned_absolute {
 // one rounding, i.e. correctly rounded unless 2^e_h lies within 2^-64 relative of a midpoint of T.
 // The reference computes start * ratio**i in double and drifts by up to 5 double ulps (16 heads:
 // 2^-8 comes out as 0x1.0000000000005p-8); after torch.Tensor's rounding to float32 it equals
-// this rule exactly (tests/positional_test.cpp).
+// this rule exactly (tests/core/positional_test.cpp).
 template <class T>
 [[nodiscard]] constexpr std::vector<T> alibi_slopes(int heads) {
   if (heads <= 0) throw std::invalid_argument("alibi_slopes: need heads > 0, got " + std::to_string(heads));

@@ -375,7 +375,7 @@ constexpr frequency_schedule<T> compute_native(const rope_config& cfg, std::int6
 
 // The schedule of `cfg` evaluated in the arithmetic of T.
 //   T = float, double, long double: every step in T with std::pow/std::log/... on T.
-//     Error: see tests/schedule_test.cpp's tolerance table (a few ulps for the plain rules; YaRN
+//     Error: see tests/core/schedule_test.cpp's tolerance table (a few ulps for the plain rules; YaRN
 //     and Llama-3 amplify the pow error by at most their factor).
 //   T = anything else constructible from float (Eigen::bfloat16, Eigen::half, _Float16): computed
 //     in float then rounded to T per band — "inv_freq held in bf16", a known bug class.

@@ -15,7 +15,7 @@ target_compile_options(ropecheck_plugin_audit PRIVATE ${ROPECHECK_STRICT_FP_FLAG
 
 # Example plugins: each a small C-ABI .so built from one source of tools/audit/plugins/ with the
 # definitions that select its convention, bug or fault. ROPECHECK_FOREIGN_PLUGINS lists
-# "name|expected exit|first bug class" for the tests (tests/plugin_audit.cmake).
+# "name|expected exit|first bug class" for the tests (tests/audit/CMakeLists.txt).
 set(ROPECHECK_FOREIGN_PLUGINS "")
 function(ropecheck_foreign_plugin name source expect first_class)
   set(target ropecheck_plugin_${name})

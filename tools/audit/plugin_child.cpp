@@ -50,7 +50,7 @@ void on_fault(int sig, siginfo_t* info, void*) {
 // kills the child with its own signal, which the parent names. A host process may have installed
 // handlers that the child inherits and that end the process with an exit status instead (ASan's and
 // UBSan's SEGV/BUS/FPE handlers print a report and exit(1); crash reporters do the same); the parent
-// would then misreport a crash as a plugin calling exit. tests/plugin_child_test.cpp checks both doors.
+// would then misreport a crash as a plugin calling exit. tests/audit/plugin_child_test.cpp checks both doors.
 void default_crash_signals() {
   struct sigaction dfl{};
   dfl.sa_handler = SIG_DFL;

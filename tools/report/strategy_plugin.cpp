@@ -1,7 +1,7 @@
 // tools/report/strategy_plugin.cpp — any implementation of the report (strategies.hpp) behind the C
 // plugin interface (src/ropecheck/plugin.h), so that the plugin door can be asked the question the
-// report's verdict column and a dump audit answer, about the very same kernel (tests/
-// three_doors_test.cpp checks that all three name the same class).
+// report's verdict column and a dump audit answer, about the very same kernel
+// (tests/doors/three_doors_test.cpp checks that all three name the same class).
 //
 // Chosen at load time from the environment (a plugin's describe() must be fixed for the life of the
 // library, and it is):

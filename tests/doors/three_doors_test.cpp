@@ -1,4 +1,4 @@
-// tests/three_doors_test.cpp — the doors agree: each default implementation of the report, on the
+// tests/doors/three_doors_test.cpp — the doors agree: each default implementation of the report, on the
 // llama3-8b preset, gets the same class from
 //   1. the report's verdict column (report::judge_implementation on the probe set),
 //   2. `ropecheck audit --plugin` on the same implementation behind the C plugin interface

@@ -1,4 +1,4 @@
-// tests/report_strategy_outputs_test.cpp — the report's implementations as the judge sees them
+// tests/report/strategy_outputs_test.cpp — the report's implementations as the judge sees them
 // (tools/report/strategy_outputs.hpp) and the judge's class in the report's verdict column.
 //
 //   * strategy_outputs drives an implementation on the probe set: the dump carries the probe's

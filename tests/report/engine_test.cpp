@@ -1,4 +1,4 @@
-// tests/report_engine_test.cpp — the computation behind `ropecheck report` (tools/report/engine.hpp).
+// tests/report/engine_test.cpp — the computation behind `ropecheck report` (tools/report/engine.hpp).
 //
 // What is checked, each against theory rather than against a previous run:
 //   * the band table reproduces the seeds' numbers (d 128, base 1e4, trained 4096, eval 32768);

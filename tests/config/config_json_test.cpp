@@ -1,4 +1,4 @@
-// tests/config_json_test.cpp — HF config.json -> rope_config.
+// tests/config/config_json_test.cpp — HF config.json -> rope_config.
 //
 // Each sample config under tests/data/configs parses to the fields its model card states; each
 // broken one under tests/data/configs/broken throws config_error whose message names the file and

@@ -1,4 +1,4 @@
-// tests/schedule_test.cpp — frequency schedules (schedule.hpp) against the MPFR reference.
+// tests/core/schedule_test.cpp — frequency schedules (schedule.hpp) against the MPFR reference.
 //
 // Every rule, in float / double / long double (compute_frequencies) and in HF's own fp32 steps
 // (hf_frequencies_fp32), band by band against ropecheck::reference::rope_reference, within

@@ -1,4 +1,4 @@
-// tests/tensor_file_test.cpp — tools/audit/tensor_file.hpp: the safetensors and .npy readers.
+// tests/audit/tensor_file_test.cpp — tools/audit/tensor_file.hpp: the safetensors and .npy readers.
 //
 // Valid files are written byte by byte here (no NumPy, no safetensors library) and must read back
 // bit for bit; the expected values are built with ldexp from their definitions, never by the

@@ -1,4 +1,4 @@
-// tests/architectures_test.cpp — each family's config.json gives the convention its modeling code
+// tests/core/architectures_test.cpp — each family's config.json gives the convention its modeling code
 // implements (ropecheck/architectures.hpp through config_json.hpp), and says which facts came from
 // the model type.
 //

@@ -1,4 +1,4 @@
-// tests/report_output_test.cpp — the writers of `ropecheck report` (tools/report/output.hpp).
+// tests/report/output_test.cpp — the writers of `ropecheck report` (tools/report/output.hpp).
 //
 // A small report_result made by hand (2 implementations, 10 positions, 4 bands) is written to
 // folders and the files are checked: CSV/JSON/gnuplot scripts byte-identical across writes, the

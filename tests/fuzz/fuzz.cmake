@@ -1,4 +1,4 @@
-# tests/fuzz.cmake — the CTest fuzz.short_run (label fuzz): fuzz/run.sh builds the libFuzzer
+# tests/fuzz/fuzz.cmake — the CTest fuzz.short_run (label fuzz): fuzz/run.sh builds the libFuzzer
 # targets of `ropecheck audit`'s parsers (safetensors, .npy) and of config.json with clang into
 # ${PROJECT_BINARY_DIR}/fuzz-build and runs each for ROPECHECK_FUZZ_SECONDS (20) seconds; it fails
 # on any crash, sanitizer report, leak, out-of-memory or timeout and prints the input and the
@@ -6,7 +6,7 @@
 #
 # clang++ and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev) are looked for at configure
 # time; without them the test is still registered and fails, saying to run tools/bootstrap. In that
-# case this file is also the test's command: `cmake -P tests/fuzz.cmake` prints the message and fails.
+# case this file is also the test's command: `cmake -P tests/fuzz/fuzz.cmake` prints the message and fails.
 if(CMAKE_SCRIPT_MODE_FILE)
   message(FATAL_ERROR "${ROPECHECK_FUZZ_MISSING}\n"
           "The fuzz targets need clang++ with its libFuzzer runtime (Debian 12: clang and libclang-rt-14-dev, "

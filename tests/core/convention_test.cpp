@@ -1,4 +1,4 @@
-// tests/convention_test.cpp — conventions as types at run time: typed queries, keys and caches are
+// tests/core/convention_test.cpp — conventions as types at run time: typed queries, keys and caches are
 // rotated by the real kernels and agree bit for bit with the untyped kernels (convention.hpp
 // promises no other arithmetic). What must not compile is in proofs/conventions.cpp and
 // proofs/compile_fail/.

@@ -1,4 +1,4 @@
-// tests/families_test.cpp — every family of architectures.hpp (src/ropecheck/families/) derives, from a
+// tests/core/families_test.cpp — every family of architectures.hpp (src/ropecheck/families/) derives, from a
 // config.json written the way the family's checkpoints write it, the convention its code applies, layer
 // by layer. The cases are data: tests/data/families/<model_type>.json, each written from the family's
 // transformers / vLLM / mlx-lm code (the file's "sources"), never from ropecheck's output. A row of the
