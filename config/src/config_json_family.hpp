@@ -1,6 +1,9 @@
 // config/src/config_json_family.hpp — which object of a config.json holds the text model, which family's
 // facts read it (model_type, the architectures class, or the user's declaration: never a guess), the
-// layout and direction, and the keys with "rope"/"rotary" in their name the family reads.
+// layout and direction, and the keys with "rope"/"rotary" in their name the family reads. Covered by
+// tests/core/architectures_test.cpp (Architectures.*: each family from its model type, and
+// .TheArchitecturesClassNameFindsTheFamilyWhenModelTypeIsUnknown, .AModelTypeAndAClassThatDisagreeAreRefused,
+// .AModelTypeWithoutFactsIsRefusedSayingHowToDeclareIt, .ADeclaredConventionIsRecordedAsAnAssumption).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

@@ -1,6 +1,10 @@
 // config/src/config_json_geometry.hpp — a family's head size, rotary dimension, base and lengths from a
 // config.json, by the family's rules (architectures.hpp): which key each is read from, the class
 // default when the key is absent, and what the family's code cannot honour (an error naming the field).
+// Covered by tests/core/architectures_test.cpp (Architectures.*), tests/core/families_test.cpp
+// (Family.DerivesWhatTheFamilysCodeDoesLayerByLayer) and tests/config/config_json_test.cpp
+// (HfConfig.PythiaRotaryPctGivesARotaryDimOfAQuarterHead, .PartialRotaryFactorTruncatesAsHfDoes,
+// .RotaryDimContradictingPartialRotaryFactorIsRejected).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

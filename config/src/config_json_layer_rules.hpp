@@ -1,6 +1,9 @@
 // config/src/config_json_layer_rules.hpp — which decoder layers of a family rotate, and with what: one
 // function per layer_rule of architectures.hpp, each following the code it cites (the family's config class
 // building layer_types when the file has none, and its attention deciding whether a layer type rotates).
+// Covered by tests/core/families_test.cpp (Family.DerivesWhatTheFamilysCodeDoesLayerByLayer) and
+// tests/core/architectures_test.cpp (Architectures.Llama4ReadsTextConfigIsInterleavedAndEveryFourthLayerHasNoRope,
+// .Gemma3SlidingLayersUseTheLocalBaseWithoutScaling).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

@@ -2,6 +2,9 @@
 // each layer type reads, and which decoder layers rotate with which convention, by the family's layer
 // rule (architectures.hpp layer_rule, one function each below, each citing the code it follows).
 // Internal to ropecheck::config: included by config_json.cpp only, which defines the public entry points.
+// Covered by tests/core/families_test.cpp (Family.DerivesWhatTheFamilysCodeDoesLayerByLayer),
+// tests/core/architectures_test.cpp (Architectures.*) and tests/config/config_json_test.cpp
+// (HfConfig.V5PerLayerRopeParametersGiveEachLayerItsTypesBlock, .UnscaledLayersKeepNoParameterOfTheRule).
 #pragma once
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 // config/src/config_json_reader.hpp — the typed field reader of config_json.hpp: each value read
-// with the JSON path it came from, so every refusal names the field (config_error).
+// with the JSON path it came from, so every refusal names the field (config_error). Covered by
+// tests/config/config_json_test.cpp (BrokenConfig.IsRejectedWithAMessageNamingFileAndField,
+// HfConfig.TruncateMustBeABoolean).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

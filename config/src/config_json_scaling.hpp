@@ -1,6 +1,9 @@
 // config/src/config_json_scaling.hpp — the rope block of a config.json (v4 rope_scaling, v5
 // rope_parameters): the rope type, its parameters, and M-RoPE sections. Every key the block holds must
-// be one this rope type (or the family's code) reads: anything else is an error naming it.
+// be one this rope type (or the family's code) reads: anything else is an error naming it. Covered by
+// tests/config/config_json_test.cpp (HfConfig.*: each rope type's parameters, .UnknownRopeTypeListsTheKnownOnes;
+// BrokenConfig.*) and tests/core/architectures_test.cpp (Architectures.AnUnknownKeyInTheRopeBlockIsAnErrorNamingIt,
+// .MropeSectionsThatDoNotCoverTheBandsNameTheField).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

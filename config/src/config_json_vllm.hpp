@@ -2,7 +2,10 @@
 // the family's transformers code (--engine vllm), and the rope types only vLLM defines (read the same
 // under either reading: transformers has none of them). Each rule cites the vLLM file it was read from
 // (vllm/model_executor/layers/rotary_embedding/, rows of engine_variants.hpp); what vLLM computes and
-// ropecheck cannot claim is an error naming the key.
+// ropecheck cannot claim is an error naming the key. Covered by tests/core/families_test.cpp
+// (EngineVariant.IsClaimedAsTheEngineComputesItOrRefusedByName on tests/data/engine_variants,
+// EngineVariants.EveryVariantAConfigCanSelectHasACase) and tests/config/config_json_test.cpp
+// (HfConfig.RopeTypeNtkIsVllmsFixedNtk).
 //
 // Heavy header (nlohmann/json): include it only through config_json.hpp.
 #pragma once

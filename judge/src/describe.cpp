@@ -1,4 +1,5 @@
-// judge/src/describe.cpp — see ropecheck/judge/describe.hpp.
+// judge/src/describe.cpp — see ropecheck/judge/describe.hpp. Covered by tests/audit/plugin_audit_test.cpp
+// (PluginAudit.the_correct_example_plugin_passes_every_property: the plugin door's line, field by field).
 #include "ropecheck/judge/describe.hpp"
 
 #include <charconv>

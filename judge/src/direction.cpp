@@ -8,6 +8,7 @@
 // rotation_reversed is named when the dump fails its claim and passes it conjugated: the implementation
 // turns the other way (sin's sign flipped, the conjugate used, a reversed rotate_half). Relative-offset and
 // shift properties cannot see this (scores still depend on m - n, with its sign reversed); the judge can.
+// Covered by tests/judge/judge_test.cpp (Diagnose.ReversedRotationIsNamedWhenTheSubsetMissesTheLargestPosition).
 #include "direction.hpp"
 #include "ropecheck/judge/classes.hpp"
 

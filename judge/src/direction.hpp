@@ -1,5 +1,6 @@
 // judge/src/direction.hpp — judging the direction of the rotation (rope_config::direction):
-// see direction.cpp.
+// see direction.cpp. Covered by tests/judge/judge_test.cpp
+// (Diagnose.ReversedRotationIsNamedWhenTheSubsetMissesTheLargestPosition).
 #pragma once
 
 #include "ropecheck/judge/judge.hpp"

@@ -1,4 +1,5 @@
-// judge/src/evidence.cpp — see evidence.hpp.
+// judge/src/evidence.cpp — see evidence.hpp. Covered through the passes that reason from it
+// (see evidence.hpp).
 #include "evidence.hpp"
 
 #include <algorithm>

@@ -8,6 +8,10 @@
 // rotate rigidly (the same rotation for every head). Also here: the position that best explains a
 // token's angles, the per-band line fit of angle against position, the diagnosis subset of a large
 // dump, and the small numeric helpers (wrap, median, grids).
+// Covered through the passes that reason from it (all Diagnose.*): tests/judge/pass_pairing_test.cpp
+// (the rigid fit's residual), tests/judge/pass_magnitude_test.cpp (|g|), tests/judge/pass_positions_test.cpp
+// (the best position), tests/judge/pass_frequencies_test.cpp (the line fit); the subset by
+// tests/judge/judge_test.cpp (Diagnose.NonFiniteThreadsAndSubsets).
 #pragma once
 
 #include <complex>

@@ -1,5 +1,5 @@
-// judge/src/judging.cpp — see judging.hpp. The allowance per element (judge::allowance, from
-// error_model.hpp), for dtype T with u_T = 2^-digits(T):
+// judge/src/judging.cpp — see judging.hpp; covered by tests/judge/judge_test.cpp. The allowance
+// per element (judge::allowance, from error_model.hpp), for dtype T with u_T = 2^-digits(T):
 //   angle    k u_A |p theta_i|   angles formed in A = fp32 (fp64 for float64 dumps, and for every
 //            dtype in strict mode); only against the exact reference
 //   cos/sin  3 u_T   libm cos/sin (< 1 ulp = 2u) and the multiply by af, or one cache rounding

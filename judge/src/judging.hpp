@@ -1,4 +1,6 @@
-// judge/src/judging.hpp — the per-element verdict (internal to ropecheck::judge).
+// judge/src/judging.hpp — the per-element verdict (internal to ropecheck::judge). Covered by
+// tests/judge/judge_test.cpp (Diagnose.Correct*Passes, .HfReferenceJudgesAgainstHfsOwnAngles,
+// .GgmlReferenceJudgesAgainstGgmlsChain, .ToleranceOverride, .NonFiniteThreadsAndSubsets).
 //
 // y* = rope_reference::rotate(p, x) per head (exact to ~2^-100), and y^fw the framework's convention
 // computed exactly (HF: fp32 p * fp32 inv_freq; ggml: its fp32 chain of products; then exact

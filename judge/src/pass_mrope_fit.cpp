@@ -1,7 +1,8 @@
 // judge/src/pass_mrope_fit.cpp — the band-to-row split the implied angles of the multimodal
 // tokens fit best (see pass_mrope.hpp). The implied angle of (token, band) is arg g (evidence.hpp);
 // on the row r that really turned band i it sits within the dump's rounding of q_r(t) theta_i, on any
-// other row it is off by (q_r' - q_r) theta_i, which for the fast bands is radians.
+// other row it is off by (q_r' - q_r) theta_i, which for the fast bands is radians. Covered by
+// tests/judge/pass_mrope_test.cpp (PassMrope.RowsSwappedAreNamed, .AnotherSectionSplitIsNamed).
 #include <algorithm>
 #include <array>
 #include <cmath>

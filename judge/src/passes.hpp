@@ -16,6 +16,8 @@
 //   pass_drift        angle error growing with position: angle_drift_fp32, or unexplained
 // Every pass after pass_pairing works on the cells of the pairing it chose (an explanation), so
 // findings never contradict each other; each pass adds only what the explanation so far leaves open.
+// Covered by tests/judge/pass_<family>_test.cpp, one per pass (their thresholds tested at equality on
+// these declarations: pass_positions_test, pass_cos_sin_test, pass_drift_test, pass_angle_precision_test).
 #pragma once
 
 #include <cstdint>

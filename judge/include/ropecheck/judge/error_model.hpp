@@ -1,5 +1,8 @@
 // ropecheck/judge/error_model.hpp — the error model every tolerance comes from: the judge's table (the audit,
-// the plugin door, the report's verdicts and the tests all read this one file).
+// the plugin door, the report's verdicts and the tests all read this one file). Covered by
+// tests/judge/allowance_test.cpp (Allowance.*: the judge's terms are this table's), and each bound by the
+// kernels' tests: tests/core/angle_test.cpp (AngleStrategy.*), tests/core/rope_test.cpp,
+// tests/core/schedule_test.cpp (the frequency bounds band by band).
 //
 // One table, written once, each bound in units of the unit roundoff u_T = 2^-digits(T) of the type
 // in which the step happens, with the reason next to it. Nothing here is tuned to a measurement:

@@ -2,7 +2,8 @@
 // rounded once to T. What a perfect implementation in T would feed its rotation.
 //
 // Glue between the kernels and reference/: link ropecheck::reference to use it. The reference
-// itself shares no code with the kernels; this adapter only rounds its results.
+// itself shares no code with the kernels; this adapter only rounds its results. Covered by
+// tests/core/angle_test.cpp (AngleStrategy.exact_strategy_is_the_reference_rounded_once).
 #pragma once
 
 #include <cstdint>

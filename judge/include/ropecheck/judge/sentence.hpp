@@ -1,5 +1,7 @@
 // ropecheck/judge/sentence.hpp — printf-style formatting of a finding's sentence and the writers' lines,
 // of any length (a sentence is never cut at a buffer's size). Format strings are the callers' literals.
+// Covered through the sentences its callers write: tests/judge/pass_frequencies_test.cpp (Diagnose.BaseWrong:
+// "base is 10000 not 500000"), tests/judge/layer_hypothesis_test.cpp, tests/judge/output_order_test.cpp.
 #pragma once
 
 #include <cstddef>
