@@ -7,7 +7,7 @@
 // storage/compute pairing (tests/properties/rope_under_test.hpp binds them), deliberately broken
 // kernels (tests/properties/mutation_test.cpp), foreign kernels behind the C plugin interface
 // (tools/audit/plugin_audit.cpp) and a user's templated kernel in the conformance suite
-// (ropecheck/conformance.hpp, conformance/src/binding.cpp).
+// (ropecheck/conformance.hpp, conformance/src/driven.hpp).
 //
 // Internal to the build (not installed): the installed face of it is ropecheck::conformance::kernel.
 #pragma once

@@ -8,7 +8,7 @@
 //    options `ropecheck audit` builds from the same flags. So the verdict, its findings (classes and
 //    order) and the exit code are exactly those of `ropecheck audit` on a file of those outputs
 //    (tests/audit/plugin_door_test.cpp checks it for every example plugin).
-// 2. Properties (tests/properties/rope_properties.hpp, in the order the mutation table reports): the
+// 2. Properties (conformance/drivers/rope_properties.hpp, in the order the mutation table reports): the
 //    rotation matches the MPFR reference, norms are preserved, the inverse undoes the rotation,
 //    rotations compose additively, the materialised matrix is orthogonal, the relative offset identity
 //    holds, scores are shift invariant. Each runs with RapidCheck's shrinking, so a failure comes back

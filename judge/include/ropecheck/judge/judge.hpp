@@ -4,11 +4,11 @@
 // whether it is right and, when it is not, which bug class it has, with the figures that show it.
 //
 // Method (details in judge/src/judge.cpp, the orchestration; judging.cpp; one pass per
-// hypothesis family behind src/passes.hpp):
+// hypothesis family behind judge/src/passes.hpp):
 //   1. Judge. y* = the exact rotation of x at each claimed position (reference::rope_reference).
 //      Each element's error |y - y*| is taken relative to af (|x_a| + |x_b|) of its pair and
 //      counted in ulps of the dump dtype (eps_T = 2^(1 - digits(T))). The allowance per element
-//      is the error model of tests/error_model.hpp for a careful implementation in that dtype:
+//      is the error model of ropecheck/judge/error_model.hpp for a careful implementation in that dtype:
 //      angles formed in fp32 (fp64 for float64 dumps), k u_angle |p theta| with k from the fp32
 //      inv_freq bound; cos/sin rounded in the dtype; rotation arithmetic; the final store.
 //   2. Diagnose (only when it fails, except the fp32 drift warning on a pass). Per (token, band)
