@@ -35,6 +35,20 @@ dump conjugate_pairs(const dump& d, const rope_config& claimed) {
   return m;
 }
 
+dump_view conjugate_pairs(const dump_view& d, const rope_config& claimed) {
+  dump_view m = d;
+  const auto hd = static_cast<std::size_t>(d.head_dim);
+  if (m.x_sign.empty()) m.x_sign.assign(hd, 1.0);
+  if (m.y_sign.empty()) m.y_sign.assign(hd, 1.0);
+  const rope_geometry g = rope_geometry::of(claimed);
+  for (int i = 0; i < g.bands(); ++i) {
+    const auto b = static_cast<std::size_t>(g.pair_of(i).second);
+    m.x_sign[b] = -m.x_sign[b];
+    m.y_sign[b] = -m.y_sign[b];
+  }
+  return m;
+}
+
 namespace {
 
 finding reversed_finding(const rope_config& claimed, const verdict& other) {

@@ -12,6 +12,8 @@ namespace ropecheck::judge::detail {
 // d with the second coordinate of every pair of `claimed`'s pairing negated in x and y: F z for F =
 // diag(1, -1) per pair. F R(-p) F = R(p), so y = R(-p) x exactly when F y = R(p) F x.
 [[nodiscard]] dump conjugate_pairs(const dump& d, const rope_config& claimed);
+// The same as a view: the second coordinate of every pair negated by the view's sign maps (no copy).
+[[nodiscard]] dump_view conjugate_pairs(const dump_view& d, const rope_config& claimed);
 
 // A forward claim that failed (f: its judging frame; f.claimed is forward): when the conjugated dump
 // passes it, the implementation turns the other way than `stated` (the user's claim, which audit()

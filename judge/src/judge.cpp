@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "evidence.hpp"
@@ -41,13 +42,33 @@
 namespace ropecheck::judge::detail {
 namespace {
 
-void check_dump(const dump& d, const rope_config& claimed, const audit_options& opt) {
+constexpr const char* sizes_disagree = "audit: dump sizes disagree (tokens x heads x head_dim, positions)";
+
+// A widened dump's values against its shape (a view has no sizes beyond its shape's).
+void check_sizes(const dump& d) {
   const auto n = static_cast<std::size_t>(d.tokens) * static_cast<std::size_t>(d.heads) *
                  static_cast<std::size_t>(d.head_dim);
   if (d.tokens <= 0 || d.heads <= 0 || d.head_dim <= 0 || d.x.size() != n || d.y.size() != n ||
       d.positions.size() != static_cast<std::size_t>(d.tokens))
-    throw std::invalid_argument("audit: dump sizes disagree (tokens x heads x head_dim, positions)");
-  check_position_rows(d, claimed);
+    throw std::invalid_argument(sizes_disagree);
+}
+
+// The view's positions and rows as a dump without values: what the checks and the choice of the
+// diagnosis subset read (positions are small; x and y stay where they lie).
+dump positions_only(const dump_view& v) {
+  dump d;
+  d.positions.assign(v.positions.begin(), v.positions.end());
+  d.position_rows.assign(v.position_rows.begin(), v.position_rows.end());
+  d.tokens = v.tokens, d.heads = v.heads, d.head_dim = v.head_dim;
+  d.dtype = v.dtype;
+  return d;
+}
+
+void check_dump(const dump_view& d, const rope_config& claimed, const audit_options& opt) {
+  if (d.tokens <= 0 || d.heads <= 0 || d.head_dim <= 0 || !d.x.data || !d.y.data ||
+      d.positions.size() != static_cast<std::size_t>(d.tokens))
+    throw std::invalid_argument(sizes_disagree);
+  check_position_rows(positions_only(d), claimed);
   if (d.head_dim != claimed.head_dim)
     throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
   if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
@@ -81,26 +102,30 @@ void diagnose(const context& c, const pairing& P) {
 }
 
 // Sequence length for dynamic NTK and LongRoPE: HF derives it from the position ids.
-std::int64_t sequence_length(const dump& d, const audit_options& opt) {
-  std::int64_t pmax = d.positions.front();
-  for (auto p : d.positions) pmax = std::max(pmax, p);
+std::int64_t sequence_length(std::span<const std::int64_t> positions, const audit_options& opt) {
+  std::int64_t pmax = positions.front();
+  for (auto p : positions) pmax = std::max(pmax, p);
   return opt.seq_len > 0 ? opt.seq_len : std::max<std::int64_t>(pmax + 1, 1);
 }
 
 // A forward claim (the reversed one is mapped onto it by direction.cpp). try_reversed: on a failure,
 // test whether the dump turns the other way (rotation_reversed) before the diagnosis.
 // stated: the user's claim (claimed, or the reversed claim audit() mapped onto it), for the finding's words.
-verdict audit_forward(const dump& given, const rope_config& claimed, const audit_options& opt, bool try_reversed,
+verdict audit_forward(const dump_view& given, const rope_config& claimed, const audit_options& opt, bool try_reversed,
                       const rope_config& stated) {
+  const dump index = positions_only(given);
   // M-RoPE without rows: text-only tokens, every row the given positions.
-  const dump with_rows = claimed.mrope != mrope_kind::none && given.position_rows.empty() ? text_rows(given, claimed) : dump{};
-  const dump& full = with_rows.tokens > 0 ? with_rows : given;
+  const std::vector<std::int64_t> rows =
+      claimed.mrope != mrope_kind::none && given.position_rows.empty() ? text_rows(index, claimed).position_rows
+                                                                        : std::vector<std::int64_t>{};
+  dump_view full = given;
+  if (!rows.empty()) full.position_rows = rows;
   // The allowance for exact angles (the flat override is applied in the judging, where both
   // references need it).
   const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
   std::int64_t pmin = full.positions.front(), pmax = full.positions.front();
   for (auto p : full.positions) pmin = std::min(pmin, p), pmax = std::max(pmax, p);
-  const std::int64_t seq_len = sequence_length(full, opt);
+  const std::int64_t seq_len = sequence_length(full.positions, opt);
   const reference::rope_reference ref(claimed, seq_len);
 
   verdict v;
@@ -108,11 +133,10 @@ verdict audit_forward(const dump& given, const rope_config& claimed, const audit
   const judgement J = judge_elements(jf, v);
 
   // The diagnosis works on a spread subset of a large dump (its fits need hundreds of tokens, not
-  // millions); d is that subset from here on.
-  const std::vector<int> subset = diagnosis_subset(full, opt.diagnosis_tokens);
+  // millions), widened to doubles (every token of a small dump); d is that subset from here on.
+  const std::vector<int> subset = diagnosis_subset(index, opt.diagnosis_tokens);
   const bool partial = static_cast<int>(subset.size()) < full.tokens;
-  const dump sub = partial ? take_tokens(full, subset) : dump{};
-  const dump& d = partial ? sub : full;
+  const dump d = widen_tokens(full, subset);
   v.tokens_diagnosed = d.tokens;
   score_violation(d, claimed, ref, v);
 
@@ -156,7 +180,9 @@ verdict audit_forward(const dump& given, const rope_config& claimed, const audit
 
 }  // namespace
 
-verdict judge_in_frame(const judging_frame& f, const dump& d) {
+verdict judge_in_frame(const judging_frame& f, const dump& d) { return judge_in_frame(f, view_of(d)); }
+
+verdict judge_in_frame(const judging_frame& f, const dump_view& d) {
   audit_options quiet = f.opt;
   quiet.progress = nullptr;
   verdict v;
@@ -170,7 +196,7 @@ namespace ropecheck::judge {
 
 namespace {
 
-verdict audit_claim(const dump& given, const rope_config& claimed, const audit_options& opt) {
+verdict audit_claim(const dump_view& given, const rope_config& claimed, const audit_options& opt) {
   // DeepSeek's rope_interleave writes its outputs half-split: judged in the input's order.
   if (claimed.outputs == output_order::half_split) return detail::audit_half_split_outputs(given, claimed, opt);
   // A reversed rotation (nanochat) is judged as the forward one on the conjugated pairs (direction.cpp):
@@ -187,6 +213,11 @@ verdict audit_claim(const dump& given, const rope_config& claimed, const audit_o
 }  // namespace
 
 verdict audit(const dump& given, const rope_config& claimed, const audit_options& opt) {
+  detail::check_sizes(given);
+  return audit(view_of(given), claimed, opt);
+}
+
+verdict audit(const dump_view& given, const rope_config& claimed, const audit_options& opt) {
   detail::check_dump(given, claimed, opt);
   if (opt.other_layers.empty()) return audit_claim(given, claimed, opt);
   // The claim judged without the other layers (the passes' own re-judgements must not try them), then,

@@ -82,6 +82,23 @@ std::pair<std::vector<float>, std::string> hf_inv_freq(const judging_frame& f) {
           fmt("the dump's own fp32 inv_freq (within 2 ulps of the emulation; differs in %d of %d bands)", differ, nb)};
 }
 
+// x and y read in the view's own storage: element j of the head starting at element o.
+template <storage S>
+struct stored_values {
+  const void* data;
+  [[nodiscard]] double operator()(std::size_t o, std::size_t j) const noexcept { return stored_value<S>(data, o + j); }
+};
+// Any storage, through a coordinate map (a transformed view, or x and y stored in different types).
+struct mapped_values {
+  stored_tensor t;
+  const double* sign;  // nullptr: +1
+  const int* src;      // nullptr: coordinate j itself
+  [[nodiscard]] double operator()(std::size_t o, std::size_t j) const noexcept {
+    const double v = t.at(o + (src ? static_cast<std::size_t>(src[j]) : j));
+    return sign ? sign[j] * v : v;
+  }
+};
+
 // The judging of a range of tokens, the reference once per (token, band) shared by all heads.
 struct element_judge {
   const judging_frame& f;
@@ -99,106 +116,136 @@ struct element_judge {
   int rows = 1;
 
   void tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done) const;
+  template <class X, class Y>
+  void tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done, X xv, Y yv) const;
 };
 
+// The storage type chosen once per range: one instantiation of the element loop per type.
 void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done) const {
-  const dump& full = f.full;
+  const dump_view& v = f.full;
+  if (v.identity() && v.x.type == v.y.type) switch (v.x.type) {
+      case storage::f32: return tokens(t0, t1, A, done, stored_values<storage::f32>{v.x.data}, stored_values<storage::f32>{v.y.data});
+      case storage::bf16: return tokens(t0, t1, A, done, stored_values<storage::bf16>{v.x.data}, stored_values<storage::bf16>{v.y.data});
+      case storage::f16: return tokens(t0, t1, A, done, stored_values<storage::f16>{v.x.data}, stored_values<storage::f16>{v.y.data});
+      case storage::f64: return tokens(t0, t1, A, done, stored_values<storage::f64>{v.x.data}, stored_values<storage::f64>{v.y.data});
+    }
+  tokens(t0, t1, A, done, mapped_values{v.x, v.x_sign.empty() ? nullptr : v.x_sign.data(), nullptr},
+         mapped_values{v.y, v.y_sign.empty() ? nullptr : v.y_sign.data(), v.y_src.empty() ? nullptr : v.y_src.data()});
+}
+
+template <class X, class Y>
+void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_t>* done, X xv, Y yv) const {
+  const dump_view& full = f.full;
   const auto hd = static_cast<std::size_t>(full.head_dim);
   const auto row = static_cast<std::size_t>(full.heads) * hd;
+  // epsT and uT are powers of two: dividing by them and multiplying by their inverse round alike.
+  const double inv_epsT = 1 / epsT, inv_uT = 1 / uT;
   std::vector<reference::dd> angles(static_cast<std::size_t>(nb));
   std::vector<reference::cos_sin_dd> cs(static_cast<std::size_t>(nb));
   std::vector<long double> hc(static_cast<std::size_t>(nb)), hs(static_cast<std::size_t>(nb));
+  std::vector<double> hc_d(static_cast<std::size_t>(nb)), hs_d(static_cast<std::size_t>(nb));
   std::vector<double> tol_ex(static_cast<std::size_t>(nb));
   std::vector<float> fw_angles(static_cast<std::size_t>(nb));
   std::vector<std::int64_t> pb(static_cast<std::size_t>(nb));  // each band's position
+  std::vector<std::pair<std::size_t, std::size_t>> pairs(static_cast<std::size_t>(nb));
+  for (int i = 0; i < nb; ++i) {
+    const auto [ia, ib] = geo.pair_of(i);
+    pairs[static_cast<std::size_t>(i)] = {static_cast<std::size_t>(ia), static_cast<std::size_t>(ib)};
+  }
   // M-RoPE: each row's values, copied into the bands that row rotates.
   std::vector<reference::dd> row_angles(band_rows.empty() ? 0 : static_cast<std::size_t>(nb));
   std::vector<reference::cos_sin_dd> row_cs(row_angles.size());
   std::vector<float> row_fw(row_angles.size());
   const auto tokens_n = static_cast<std::size_t>(full.tokens);
-  for (int t = t0; t < t1; ++t) {
-    const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
-    if (band_rows.empty()) {
-      f.ref.all_bands(p, angles, cs);
-      if (use_ggml) ggml->fill_angles(p, fw_angles);
-      std::fill(pb.begin(), pb.end(), p);
-    } else {
-      for (int r = 0; r < rows; ++r) {
-        const std::int64_t q = full.position_rows[static_cast<std::size_t>(r) * tokens_n + static_cast<std::size_t>(t)];
-        f.ref.all_bands(q, row_angles, row_cs);
-        if (use_ggml) ggml->fill_angles(q, row_fw);
-        for (std::size_t b = 0; b < pb.size(); ++b)
-          if (band_rows[b] == r) pb[b] = q, angles[b] = row_angles[b], cs[b] = row_cs[b], fw_angles[b] = row_fw[b];
+  // Chunks of about 4 MiB of x (in doubles' terms): after each, the view hears the tokens are read.
+  const int chunk = static_cast<int>(std::clamp<std::size_t>((std::size_t{4} << 20) / (8 * std::max<std::size_t>(row, 1)), 1, 1 << 16));
+  for (int c0 = t0; c0 < t1; c0 += chunk) {
+    const int c1 = std::min(t1, c0 + chunk);
+    for (int t = c0; t < c1; ++t) {
+      const std::int64_t p = full.positions[static_cast<std::size_t>(t)];
+      if (band_rows.empty()) {
+        f.ref.all_bands(p, angles, cs);
+        if (use_ggml) ggml->fill_angles(p, fw_angles);
+        std::fill(pb.begin(), pb.end(), p);
+      } else {
+        for (int r = 0; r < rows; ++r) {
+          const std::int64_t q = full.position_rows[static_cast<std::size_t>(r) * tokens_n + static_cast<std::size_t>(t)];
+          f.ref.all_bands(q, row_angles, row_cs);
+          if (use_ggml) ggml->fill_angles(q, row_fw);
+          for (std::size_t b = 0; b < pb.size(); ++b)
+            if (band_rows[b] == r) pb[b] = q, angles[b] = row_angles[b], cs[b] = row_cs[b], fw_angles[b] = row_fw[b];
+        }
       }
-    }
-    for (int i = 0; i < nb; ++i) {
-      const auto b = static_cast<std::size_t>(i);
-      tol_ex[b] = f.AL.angle_term(pb[b], i, std::fabs(angles[b].hi)) + tol_fixed;
-      // The framework: the fp32 angle, then cos/sin of that exact number. x87 sincosl (error
-      // ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR, agrees
-      // and is tested to, but costs ~3 us a value: 6 s for a 1 GiB dump).
-      const float a32 = use_ggml ? fw_angles[b] : static_cast<float>(pb[b]) * hf_inv[b];
-      hc[b] = std::cos(static_cast<long double>(a32)), hs[b] = std::sin(static_cast<long double>(a32));
-    }
-    const std::size_t base_o = static_cast<std::size_t>(t) * row;
-    double tok_ulps = 0, tok_ratio = 0;  // this token's largest error and error/allowance
-    for (int h = 0; h < full.heads; ++h) {
-      const std::size_t o = base_o + static_cast<std::size_t>(h) * hd;
       for (int i = 0; i < nb; ++i) {
         const auto b = static_cast<std::size_t>(i);
-        const auto [ia, ib] = geo.pair_of(i);
-        const double xa = full.x[o + ia], xb = full.x[o + ib], ya = full.y[o + ia], yb = full.y[o + ib];
-        double ea, eb, ha, hb;  // errors against the exact and the framework reference
-        if (!wide) {
-          const double c = cs[b].cos.hi, s = cs[b].sin.hi;
-          ea = std::fabs(ya - af * (xa * c - xb * s));
-          eb = std::fabs(yb - af * (xa * s + xb * c));
-          const double c2 = static_cast<double>(hc[b]), s2 = static_cast<double>(hs[b]);
-          ha = std::fabs(ya - af * (xa * c2 - xb * s2));
-          hb = std::fabs(yb - af * (xa * s2 + xb * c2));
-        } else {  // float64 dumps: reference arithmetic in long double
-          const long double c = cs[b].cos.value(), s = cs[b].sin.value();
-          const long double la = xa, lb = xb;
-          ea = static_cast<double>(std::fabs(ya - af_l * (la * c - lb * s)));
-          eb = static_cast<double>(std::fabs(yb - af_l * (la * s + lb * c)));
-          ha = static_cast<double>(std::fabs(ya - af_l * (la * hc[b] - lb * hs[b])));
-          hb = static_cast<double>(std::fabs(yb - af_l * (la * hs[b] + lb * hc[b])));
-        }
-        if (!std::isfinite(ya) || !std::isfinite(yb)) {
-          A.saw_non_finite(pb[b]);
-          ea = eb = ha = hb = std::numeric_limits<double>::infinity();
-        }
-        const double scale = af * (std::fabs(xa) + std::fabs(xb));
-        const double e_ex = std::max(ea, eb), e_hf = std::max(ha, hb);
-        const double r_ex = scale > 0 ? e_ex / scale : (e_ex == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-        const double r_hf = scale > 0 ? e_hf / scale : (e_hf == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-        const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
-        A.note(A.ex, r_ex / epsT, r_ex / t_ex, e_ex, pb[b], i);
-        A.note(A.hf, r_hf / epsT, r_hf / t_hf, e_hf, pb[b], i);
-        A.sel_abs = std::max(A.sel_abs, fw_sel ? e_hf : e_ex);
-        if (!flat && !fw_sel && r_ex > tol_fixed) A.needed_angle_allowance = true;
-        tok_ulps = std::max(tok_ulps, (fw_sel ? r_hf : r_ex) / epsT);
-        tok_ratio = std::max(tok_ratio, fw_sel ? r_hf / t_hf : r_ex / t_ex);
+        tol_ex[b] = f.AL.angle_term(pb[b], i, std::fabs(angles[b].hi)) + tol_fixed;
+        // The framework: the fp32 angle, then cos/sin of that exact number. x87 sincosl (error
+        // ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR, agrees
+        // and is tested to, but costs ~3 us a value: 6 s for a 1 GiB dump).
+        const float a32 = use_ggml ? fw_angles[b] : static_cast<float>(pb[b]) * hf_inv[b];
+        hc[b] = std::cos(static_cast<long double>(a32)), hs[b] = std::sin(static_cast<long double>(a32));
+        hc_d[b] = static_cast<double>(hc[b]), hs_d[b] = static_cast<double>(hs[b]);
       }
-      for (std::size_t j = static_cast<std::size_t>(f.claimed.rotary_dim); j < hd; ++j) {
-        const double x = full.x[o + j], y = full.y[o + j];
-        const double e = std::isfinite(y) ? std::fabs(y - x) : std::numeric_limits<double>::infinity();
-        if (!std::isfinite(y)) A.saw_non_finite(p);
-        const double scale = std::fabs(x);
-        const double r = scale > 0 ? e / scale : (e == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-        A.note(A.ex, r / epsT, r / uT, e, p, -1);
-        A.note(A.hf, r / epsT, r / uT, e, p, -1);
-        A.sel_abs = std::max(A.sel_abs, e);
-        tok_ulps = std::max(tok_ulps, r / epsT);
-        tok_ratio = std::max(tok_ratio, r / uT);
+      double tok_ulps = 0, tok_ratio = 0;  // this token's largest error and error/allowance
+      for (int h = 0; h < full.heads; ++h) {
+        const std::size_t o = full.layout.offset(t, h);
+        for (int i = 0; i < nb; ++i) {
+          const auto b = static_cast<std::size_t>(i);
+          const auto [ia, ib] = pairs[b];
+          const double xa = xv(o, ia), xb = xv(o, ib), ya = yv(o, ia), yb = yv(o, ib);
+          double ea, eb, ha, hb;  // errors against the exact and the framework reference
+          if (!wide) {
+            const double c = cs[b].cos.hi, s = cs[b].sin.hi;
+            ea = std::fabs(ya - af * (xa * c - xb * s));
+            eb = std::fabs(yb - af * (xa * s + xb * c));
+            const double c2 = hc_d[b], s2 = hs_d[b];
+            ha = std::fabs(ya - af * (xa * c2 - xb * s2));
+            hb = std::fabs(yb - af * (xa * s2 + xb * c2));
+          } else {  // float64 dumps: reference arithmetic in long double
+            const long double c = cs[b].cos.value(), s = cs[b].sin.value();
+            const long double la = xa, lb = xb;
+            ea = static_cast<double>(std::fabs(ya - af_l * (la * c - lb * s)));
+            eb = static_cast<double>(std::fabs(yb - af_l * (la * s + lb * c)));
+            ha = static_cast<double>(std::fabs(ya - af_l * (la * hc[b] - lb * hs[b])));
+            hb = static_cast<double>(std::fabs(yb - af_l * (la * hs[b] + lb * hc[b])));
+          }
+          if (!std::isfinite(ya) || !std::isfinite(yb)) {
+            A.saw_non_finite(pb[b]);
+            ea = eb = ha = hb = std::numeric_limits<double>::infinity();
+          }
+          const double scale = af * (std::fabs(xa) + std::fabs(xb));
+          const double e_ex = std::max(ea, eb), e_hf = std::max(ha, hb);
+          const double r_ex = scale > 0 ? e_ex / scale : (e_ex == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          const double r_hf = scale > 0 ? e_hf / scale : (e_hf == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          const double t_ex = flat ? *flat : tol_ex[b], t_hf = flat ? *flat : tol_fixed;
+          A.note(A.ex, r_ex * inv_epsT, r_ex / t_ex, e_ex, pb[b], i);
+          A.note(A.hf, r_hf * inv_epsT, r_hf / t_hf, e_hf, pb[b], i);
+          A.sel_abs = std::max(A.sel_abs, fw_sel ? e_hf : e_ex);
+          if (!flat && !fw_sel && r_ex > tol_fixed) A.needed_angle_allowance = true;
+          tok_ulps = std::max(tok_ulps, (fw_sel ? r_hf : r_ex) * inv_epsT);
+          tok_ratio = std::max(tok_ratio, fw_sel ? r_hf / t_hf : r_ex / t_ex);
+        }
+        for (std::size_t j = static_cast<std::size_t>(f.claimed.rotary_dim); j < hd; ++j) {
+          const double x = xv(o, j), y = yv(o, j);
+          const double e = std::isfinite(y) ? std::fabs(y - x) : std::numeric_limits<double>::infinity();
+          if (!std::isfinite(y)) A.saw_non_finite(p);
+          const double scale = std::fabs(x);
+          const double r = scale > 0 ? e / scale : (e == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+          A.note(A.ex, r * inv_epsT, r * inv_uT, e, p, -1);
+          A.note(A.hf, r * inv_epsT, r * inv_uT, e, p, -1);
+          A.sel_abs = std::max(A.sel_abs, e);
+          tok_ulps = std::max(tok_ulps, r * inv_epsT);
+          tok_ratio = std::max(tok_ratio, r * inv_uT);
+        }
+      }
+      A.elements += static_cast<std::int64_t>(row);
+      per_token[static_cast<std::size_t>(t)] = {p, tok_ulps, tok_ratio};  // each worker owns its tokens
+      if (done) {
+        const auto k = done->fetch_add(1, std::memory_order_relaxed) + 1;
+        if (f.opt.progress && t0 == 0 && (k % 256 == 0 || k == full.tokens)) f.opt.progress(k, full.tokens);
       }
     }
-    A.elements += static_cast<std::int64_t>(row);
-    per_token[static_cast<std::size_t>(t)] = {p, tok_ulps, tok_ratio};  // each worker owns its tokens
-    if (done) {
-      const auto k = done->fetch_add(1, std::memory_order_relaxed) + 1;
-      if (f.opt.progress && t0 == 0 && (k % 256 == 0 || k == full.tokens)) f.opt.progress(k, full.tokens);
-    }
+    if (full.done_reading) full.done_reading(c0, c1);
   }
 }
 

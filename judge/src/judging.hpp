@@ -8,18 +8,21 @@
 // coordinate's |y - x| / |x_j|; the allowance per element is judge::allowance's (error_model.hpp).
 // Pass iff every element is within its allowance under the chosen reference (and finite).
 // Multi-threaded by token ranges, merged in token order: the verdict does not depend on threads.
+// The dump is read through a dump_view, in its own storage type (the element loop is instantiated per
+// type), chunk by chunk over each worker's tokens (dump_view::done_reading after each chunk).
 #pragma once
 
 #include <cstdint>
 
 #include "ropecheck/judge/allowance.hpp"
+#include "ropecheck/judge/dump_view.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/reference/reference.hpp"
 
 namespace ropecheck::judge::detail {
 
 struct judging_frame {
-  const dump& full;
+  const dump_view& full;  // every token, where it lies
   const rope_config& claimed;
   const audit_options& opt;
   const reference::rope_reference& ref;  // the claimed convention's exact reference
@@ -51,5 +54,6 @@ bool not_framework_convention(const judging_frame& f, const judgement& j, verdic
 // hypothesis tested on a transformed dump, or on a subset of it, so sees the schedule the claim was
 // judged with (judge.cpp).
 [[nodiscard]] verdict judge_in_frame(const judging_frame& f, const dump& d);
+[[nodiscard]] verdict judge_in_frame(const judging_frame& f, const dump_view& d);
 
 }  // namespace ropecheck::judge::detail

@@ -12,7 +12,7 @@
 
 namespace ropecheck::judge::detail {
 
-void other_layer_hypothesis(const dump& d, const rope_config& claimed, const audit_options& opt, verdict& v) {
+void other_layer_hypothesis(const dump_view& d, const rope_config& claimed, const audit_options& opt, verdict& v) {
   if (v.pass || opt.other_layers.empty()) return;
   audit_options o = opt;
   o.progress = nullptr;

@@ -34,10 +34,25 @@ dump to_input_order(const dump& d, int rotary_dim) {
   return m;
 }
 
-verdict audit_half_split_outputs(const dump& d, const rope_config& claimed, const audit_options& opt) {
+dump_view to_input_order(const dump_view& d, int rotary_dim) {
+  dump_view m = d;
+  const auto hd = static_cast<std::size_t>(d.head_dim);
+  const auto half = static_cast<std::size_t>(rotary_dim / 2);
+  // y'[j] = y[p(j)]: p(2i) = i, p(2i + 1) = i + r/2 in the rotary part, p(j) = j beyond; composed with d's map.
+  m.y_src.resize(hd);
+  if (!d.y_sign.empty()) m.y_sign.resize(hd);
+  for (std::size_t j = 0; j < hd; ++j) {
+    const std::size_t p = j < 2 * half ? (j % 2 == 0 ? j / 2 : j / 2 + half) : j;
+    m.y_src[j] = d.y_src.empty() ? static_cast<int>(p) : d.y_src[p];
+    if (!d.y_sign.empty()) m.y_sign[j] = d.y_sign[p];
+  }
+  return m;
+}
+
+verdict audit_half_split_outputs(const dump_view& d, const rope_config& claimed, const audit_options& opt) {
   rope_config in_place = claimed;
   in_place.outputs = output_order::in_place;
-  const dump mapped = to_input_order(d, claimed.rotary_dim);
+  const dump_view mapped = to_input_order(d, claimed.rotary_dim);
   verdict v = audit(mapped, in_place, opt);
   if (v.pass) return v;
   // Hypothesis: the outputs were left where the pairs were read (interleaved, in place).

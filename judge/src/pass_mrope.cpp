@@ -49,7 +49,8 @@ struct judged {
 judged rejudge(const mrope_frame& f, const dump& d, const rope_config& cfg, const std::vector<char>& is_text) {
   audit_options opt = f.jf.opt;
   opt.progress = nullptr;
-  const judging_frame jf{d, cfg, opt, f.jf.ref, f.jf.AL, f.jf.seq_len};
+  const dump_view dv = view_of(d);
+  const judging_frame jf{dv, cfg, opt, f.jf.ref, f.jf.AL, f.jf.seq_len};
   verdict tmp;
   (void)judge_elements(jf, tmp);
   judged j;

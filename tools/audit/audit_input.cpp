@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include <sys/mman.h>
+
 namespace ropecheck::audit {
 namespace {
 
@@ -26,6 +28,48 @@ bool starts_with(const std::vector<std::int64_t>& s, const std::vector<std::int6
 }
 
 bool is_float(dtype t) { return t == dtype::bf16 || t == dtype::f16 || t == dtype::f32 || t == dtype::f64; }
+
+// Drops a mapped range's pages from this process (the page cache keeps them; a later read maps them
+// again): madvise(MADV_DONTNEED) on the whole pages inside it. Only for a file mapping (on a buffer the
+// file was read into, it would zero the bytes).
+void release(std::span<const unsigned char> bytes, bool mapped) {
+  constexpr std::uintptr_t page = 4096;
+  if (!mapped) return;
+  const auto a = (reinterpret_cast<std::uintptr_t>(bytes.data()) + page - 1) & ~(page - 1);
+  const auto e = (reinterpret_cast<std::uintptr_t>(bytes.data()) + bytes.size()) & ~(page - 1);
+  if (e > a) (void)::madvise(reinterpret_cast<void*>(a), e - a, MADV_DONTNEED);
+}
+
+// Whether the mapped files hold these bytes in a mapping (not a buffer).
+bool in_mapping(const std::vector<mapped_file>& files, std::span<const unsigned char> bytes) {
+  for (const mapped_file& f : files) {
+    const auto b = f.bytes();
+    if (bytes.data() >= b.data() && bytes.data() + bytes.size() <= b.data() + b.size()) return f.mapped();
+  }
+  return false;
+}
+
+// The non-finite scan of x, 64 MiB at a time, each part's pages released after it: the contract check
+// reads every input without holding them all.
+bool scan_non_finite(const tensor_bytes& x, bool mapped) {
+  constexpr std::size_t part = std::size_t{64} << 20;
+  bool found = false;
+  for (std::size_t o = 0; o < x.bytes.size() && !found; o += part) {
+    const auto piece = x.bytes.subspan(o, std::min(part, x.bytes.size() - o));
+    found = has_non_finite(tensor_bytes{x.name, x.type, {}, piece});
+    release(piece, mapped);
+  }
+  return found;
+}
+
+judge::storage storage_of(dtype t) {
+  switch (t) {
+    case dtype::bf16: return judge::storage::bf16;
+    case dtype::f16: return judge::storage::f16;
+    case dtype::f32: return judge::storage::f32;
+    default: return judge::storage::f64;  // is_float checked before
+  }
+}
 
 // <dir>/ropecheck.json, the .npy directory's sidecar: {"bfloat16": true} declares '<u2' arrays as bf16;
 // "metadata": {string: string} is what a safetensors file's __metadata__ says ("layer", "part").
@@ -65,17 +109,10 @@ npy_sidecar read_sidecar(const std::filesystem::path& dir) {
   return out;
 }
 
-// product of every axis but the last
-std::int64_t tokens_before_last(const std::vector<std::int64_t>& P) {
-  std::int64_t n = 1;
-  for (std::size_t i = 0; i + 1 < P.size(); ++i) n *= P[i];
-  return n;
-}
-
 // M-RoPE position rows: positions [R, T] or [R, 1, T] with 2 <= R <= 8, and x (leading axes of size 1
 // aside) [T, ...] or HF's [H, T, D], where a 1-D reading (x = positions' shape + [...]) does not fit.
 // Returns the rows [R][T] (empty when the dump is not read so).
-std::vector<std::int64_t> take_position_rows(const tensor& pos, const tensor& x) {
+std::vector<std::int64_t> take_position_rows(const tensor& pos, const tensor_bytes& x) {
   const auto& s = pos.shape;
   if (!(s.size() == 2 || (s.size() == 3 && s[1] == 1)) || s[0] < 2 || s[0] > 8) return {};
   const std::int64_t T = s.back();
@@ -110,25 +147,26 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     throw input_error(path, "--dtype must be bfloat16, float16, float32 or float64, got '" + *declared_dtype + "'");
   loaded_dump out;
   out.source = path;
-  std::map<std::string, tensor> ts;
+  mapped_tensors mapped;  // x and y stay where they lie; the small tensors are decoded
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     out.format = "npy";
     npy_sidecar side = read_sidecar(path);
     const bool bf16 = (declared_dtype && *declared_dtype == "bfloat16") || side.bfloat16;
     out.metadata = std::move(side.metadata);
-    ts = read_npy_dir(path, bf16 ? std::optional<dtype>(dtype::bf16) : std::nullopt);
-    if (ts.empty()) throw input_error(path, "the directory holds no .npy files (expected positions.npy, x.npy, y.npy)");
+    mapped = map_npy_dir(path, bf16 ? std::optional<dtype>(dtype::bf16) : std::nullopt);
+    if (mapped.tensors.empty()) throw input_error(path, "the directory holds no .npy files (expected positions.npy, x.npy, y.npy)");
   } else if (fs::exists(path, ec)) {
     out.format = "safetensors";
-    ts = read_safetensors(path, &out.metadata);
+    mapped = map_safetensors(path, &out.metadata);
   } else {
     throw input_error(path, "no such file or directory");
   }
   auto where = [&](const std::string& name) {
     return out.format == "npy" ? path / (name + ".npy") : path;
   };
-  auto need = [&](const std::string& name) -> tensor& {
+  std::map<std::string, tensor_bytes>& ts = mapped.tensors;
+  auto need = [&](const std::string& name) -> tensor_bytes& {
     const auto it = ts.find(name);
     if (it == ts.end()) {
       std::string have;
@@ -138,9 +176,9 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     }
     return it->second;
   };
-  tensor& pos = need("positions");
-  tensor& x = need("x");
-  tensor& y = need("y");
+  tensor_bytes& x = need("x");
+  tensor_bytes& y = need("y");
+  tensor pos = decode(need("positions"));
 
   // positions: integers (float dumps of integral values accepted with a note).
   if (!is_float(pos.type) && pos.type != dtype::i32 && pos.type != dtype::i64)
@@ -178,7 +216,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   // [T, H, D], or positions [T] with x [1, T, H, D] or cos [1, T, D], line up. An axis is kept when
   // the tensor already reads as positions' shape + [head_dim] or + [heads, head_dim]: one decode token,
   // positions [1] with x [1, heads, head_dim], is that token's heads, not heads tokens.
-  auto squeeze_front = [&](tensor& t, std::size_t keep_at_least, const std::vector<std::int64_t>* lead) {
+  auto squeeze_front = [&](auto& t, std::size_t keep_at_least, const std::vector<std::int64_t>* lead) {
     bool dropped = false;
     while (t.shape.size() > keep_at_least && t.shape.front() == 1 &&
            !(lead && starts_with(t.shape, *lead) && t.shape.size() <= lead->size() + 2))
@@ -194,26 +232,20 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   for (const char* opt_name : {"cos", "sin"})
     if (auto it = ts.find(opt_name); it != ts.end()) squeeze_front(it->second, P.size() + 1, nullptr);
   // HF's own layout, [batch, heads, tokens, dim] with positions [batch, tokens] (q and k as
-  // apply_rotary_pos_emb sees them): moved to [batch, tokens, heads, dim] when that is the only
-  // reading of the shapes.
+  // apply_rotary_pos_emb sees them): read as [batch, tokens, heads, dim] (a strided layout, no copy)
+  // when that is the only reading of the shapes.
+  std::optional<judge::dump_layout> layout;
   if (x.shape.size() == P.size() + 2 && x.shape == y.shape && !starts_with(x.shape, P)) {
     const std::size_t k = P.size();
     const bool match = std::equal(P.begin(), P.end() - 1, x.shape.begin()) && x.shape[k] == P.back();
     if (match) {
-      const std::int64_t B = tokens_before_last(P), H = x.shape[k - 1], T = P.back(), D = x.shape.back();
-      for (tensor* t : {&x, &y}) {
-        std::vector<double> moved(t->values.size());
-        for (std::int64_t b = 0; b < B; ++b)
-          for (std::int64_t h = 0; h < H; ++h)
-            for (std::int64_t tk = 0; tk < T; ++tk)
-              std::copy_n(t->values.begin() + static_cast<std::ptrdiff_t>(((b * H + h) * T + tk) * D), D,
-                          moved.begin() + static_cast<std::ptrdiff_t>(((b * T + tk) * H + h) * D));
-        t->values = std::move(moved);
-        std::vector<std::int64_t> shape(P.begin(), P.end());
-        shape.push_back(H);
-        shape.push_back(D);
-        t->shape = shape;
-      }
+      const std::int64_t H = x.shape[k - 1], T = P.back(), D = x.shape.back();
+      // Read in place: block b (a batch) of T tokens, head h at h T D, token tk at tk D.
+      layout = judge::dump_layout{T, H * T * D, D, T * D};
+      std::vector<std::int64_t> shape(P.begin(), P.end());
+      shape.push_back(H);
+      shape.push_back(D);
+      x.shape = y.shape = shape;
       out.notes.push_back("x and y are [batch, heads, tokens, head_dim] (HF's layout for q and k): read as "
                           "[batch, tokens, heads, head_dim]");
     }
@@ -223,7 +255,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   if (tokens <= 0) throw input_error(where("positions"), "positions are empty " + shape_str(pos.shape));
 
   // x and y: P + [head_dim] or P + [heads, head_dim], equal shapes.
-  for (const tensor* t : {&x, &y})
+  for (const tensor_bytes* t : {&x, &y})
     if (!is_float(t->type))
       throw input_error(where(t->name), t->name + " must be floating point (F32, BF16, F16, F64), got " +
                                             std::string(dtype_name(t->type)));
@@ -242,7 +274,9 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   if (head_dim % 2 != 0) throw input_error(path, "head_dim " + std::to_string(head_dim) + " is odd: nothing to pair");
   if (tokens > (std::int64_t{1} << 30) || heads > (1 << 20) || head_dim > (1 << 20))
     throw input_error(path, "x has shape " + shape_str(x.shape) + ": more tokens or heads than the audit handles");
-  if (x.has_non_finite) throw input_error(where("x"), "x (the inputs) holds NaN or infinity: nothing to audit there");
+  const bool x_mapped = in_mapping(mapped.files, x.bytes), y_mapped = in_mapping(mapped.files, y.bytes);
+  if (scan_non_finite(x, x_mapped))
+    throw input_error(where("x"), "x (the inputs) holds NaN or infinity: nothing to audit there");
 
   out.x_dtype = audit_dtype_name(x.type);
   out.d.dtype = audit_dtype_name(y.type);
@@ -253,18 +287,35 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   out.d.tokens = static_cast<int>(tokens);
   out.d.heads = static_cast<int>(heads);
   out.d.head_dim = static_cast<int>(head_dim);
-  out.d.positions.reserve(static_cast<std::size_t>(tokens));
-  for (double p : pos.values) out.d.positions.push_back(static_cast<std::int64_t>(p));
-  out.d.x = std::move(x.values);
-  out.d.y = std::move(y.values);
-  out.d.position_rows = std::move(position_rows);
+  out.positions.reserve(static_cast<std::size_t>(tokens));
+  for (double p : pos.values) out.positions.push_back(static_cast<std::int64_t>(p));
+  out.position_rows = std::move(position_rows);
+  out.d.positions = out.positions;
+  out.d.position_rows = out.position_rows;
+  out.d.x = {x.bytes.data(), storage_of(x.type)};
+  out.d.y = {y.bytes.data(), storage_of(y.type)};
+  out.d.layout = layout ? *layout : judge::dump_layout::token_major(out.d.heads, out.d.head_dim);
+  // Token-major dumps: the pages of the tokens judged are released as the judging goes, so the memory
+  // held stays bounded whatever the file's size (HF's strided layout keeps its pages: a token's heads
+  // are spread over the whole tensor).
+  if (!layout) {
+    const auto row = static_cast<std::size_t>(heads * head_dim);
+    const auto xs = x.bytes, ys = y.bytes;
+    const std::size_t xw = dtype_size(x.type), yw = dtype_size(y.type);
+    out.d.done_reading = [=](std::int64_t first, std::int64_t end) {
+      const auto t0 = static_cast<std::size_t>(first), n = static_cast<std::size_t>(end - first);
+      release(xs.subspan(t0 * row * xw, n * row * xw), x_mapped);
+      release(ys.subspan(t0 * row * yw, n * row * yw), y_mapped);
+    };
+  }
 
   // Optional tensors.
   auto take = [&](const std::string& name, std::optional<optional_tensor>& dst) {
     const auto it = ts.find(name);
     if (it == ts.end()) return;
-    tensor& t = it->second;
-    if (!is_float(t.type)) throw input_error(where(name), name + " must be floating point, got " + std::string(dtype_name(t.type)));
+    if (!is_float(it->second.type))
+      throw input_error(where(name), name + " must be floating point, got " + std::string(dtype_name(it->second.type)));
+    tensor t = decode(it->second);
     if (t.has_non_finite) throw input_error(where(name), name + " holds NaN or infinity");
     dst = optional_tensor{audit_dtype_name(t.type), t.shape, std::move(t.values)};
   };
@@ -290,6 +341,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   for (const auto& [name, t] : ts)
     if (name != "positions" && name != "x" && name != "y" && name != "cos" && name != "sin" && name != "inv_freq")
       out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
+  out.files = std::move(mapped.files);  // the mappings move, the bytes the view reads do not
   return out;
 }
 

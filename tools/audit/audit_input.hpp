@@ -1,5 +1,6 @@
 // tools/audit/audit_input.hpp — what `ropecheck audit` reads: a dump (a .safetensors file or a
-// directory of .npy files) turned into the diagnosis core's `dump`, every rule of the contract
+// directory of .npy files) mapped read-only and seen through a judge::dump_view (x and y judged where
+// they lie, in their own dtype; positions and the optional tensors decoded), every rule of the contract
 // checked with a message naming the file and the tensor.
 //
 // The contract (README "Auditing another implementation"):
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ropecheck/judge/dump_view.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "tensor_file.hpp"
 
@@ -33,8 +35,11 @@ struct optional_tensor {
   std::vector<double> values;
 };
 
+// Move-only: d's spans point into its own positions and into the mapped files, which move with it.
 struct loaded_dump {
-  judge::dump d;                          // positions, x, y, dtype (= y's)
+  judge::dump_view d;              // positions, x, y where they lie in files, dtype (= y's)
+  std::vector<std::int64_t> positions, position_rows;  // what d.positions and d.position_rows span
+  std::vector<mapped_file> files;  // the mappings d.x and d.y read
   std::filesystem::path source;
   std::string format;              // "safetensors" or "npy"
   std::string x_dtype;
@@ -43,6 +48,12 @@ struct loaded_dump {
   // What the dump says about itself: a safetensors file's __metadata__, an .npy directory's
   // ropecheck.json "metadata" ({} when absent).
   std::map<std::string, std::string> metadata;
+
+  loaded_dump() = default;
+  loaded_dump(const loaded_dump&) = delete;
+  loaded_dump& operator=(const loaded_dump&) = delete;
+  loaded_dump(loaded_dump&&) noexcept = default;
+  loaded_dump& operator=(loaded_dump&&) noexcept = default;
 };
 
 // declared_dtype: "bfloat16" declares '<u2' arrays of an .npy directory as bf16; for any format,

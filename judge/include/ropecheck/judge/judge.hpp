@@ -161,4 +161,11 @@ struct audit_options {
 // reference cannot evaluate.
 [[nodiscard]] verdict audit(const dump& d, const rope_config& claimed, const audit_options& opt = {});
 
+// The same judge on a dump read where it lies (ropecheck/judge/dump_view.hpp: a file mapping, in the
+// dump's own dtype): every element judged through the view, chunk by chunk; the diagnosis on its
+// spread subset widened to doubles. The verdict equals audit() of the widened dump, field for field;
+// the overload above is this one on a view of its doubles.
+struct dump_view;
+[[nodiscard]] verdict audit(const dump_view& d, const rope_config& claimed, const audit_options& opt = {});
+
 }  // namespace ropecheck::judge
