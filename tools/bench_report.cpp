@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "report/engine.hpp"
 #include "ropecheck/presets.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// tools/bench_strategies.cpp — every implementation of the report (tools/report/strategies.hpp):
+// tools/bench_strategies.cpp — every implementation of the report (tools/sweep/strategies.hpp):
 // values/s of the scalar loop over cos_sin against cos_sin_block (ropecheck/angle_batch.hpp).
 //
 // Workloads, on the llama3-8b preset (64 bands), dense positions: [0, 2^K) ("low", every float(p)
@@ -21,7 +21,7 @@
 
 #include "ropecheck/angle_batch.hpp"
 #include "ropecheck/presets.hpp"
-#include "strategies.hpp"
+#include "sweep/strategies.hpp"
 
 namespace {
 
@@ -93,7 +93,7 @@ std::vector<std::string> strategy_order;
 struct registrar {
   rope_config cfg;
   template <class Compute, class Storage, class Make>
-  void operator()(const char* name, const char*, const char*, bool, Make make) {
+  void operator()(const char* name, const char*, const char*, bool, Make make, const sweep::arithmetic&) {
     using S = decltype(make(cfg, std::int64_t{0}));
     auto s = std::make_shared<const S>(make(cfg, 0));
     strategy_order.push_back(name);
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--block_rows must be in [1, 65536] and divide 2^log2_positions\n");
     return 2;
   }
-  report::for_each_strategy(registrar{*find_preset("llama3-8b")});
+  sweep::for_each_strategy(registrar{*find_preset("llama3-8b")});
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   collecting_reporter reporter;

@@ -30,9 +30,10 @@ struct rope_under_test {
   rope_config declared;        // the convention it claims to implement
   std::int64_t seq_len = 0;    // for the length-dependent rules
   std::int64_t max_position = (std::int64_t{1} << 31) - 1;  // where its contract ends (fp16: 65504)
-  // Whether it computes in double or wider (positions drawn to 2^31, else 2^24); unset: read
-  // from the name ("double", "mpfr"), which a foreign kernel's name cannot be trusted for.
-  std::optional<bool> wide_compute;
+  // Whether it computes in double or wider (positions drawn to 2^31, else 2^24): from the compute
+  // type where there is one (scalar_traits<Compute>::digits >= 53), from the kernel's declaration
+  // otherwise, never from its name.
+  bool wide_compute = false;
   // Whether rotate() accepts a negative position (R(-p) = R(p)^T). Kernels that index a cos/sin
   // cache by position do not: the drivers then rotate by nonnegative offsets only (the relative
   // offset identity is checked in the form af <R(m - n) q, k> when n < m).

@@ -24,12 +24,9 @@ namespace ropecheck::test {
 constexpr long double u_ld = 0x1p-64L;
 
 // Where an implementation's positions are drawn: up to 2^24 for 32-bit-or-narrower compute,
-// 2^31 for double and wider (as its name or its wide_compute says), never past its own contract.
+// 2^31 for double and wider (its wide_compute), never past its own contract.
 inline std::int64_t draw_max(const rope_under_test& impl) {
-  const bool narrow = impl.wide_compute
-                          ? !*impl.wide_compute
-                          : impl.name.find("double") == std::string::npos && impl.name.find("mpfr") == std::string::npos;
-  return std::min(impl.max_position, narrow ? (std::int64_t{1} << 24) : (std::int64_t{1} << 31));
+  return std::min(impl.max_position, impl.wide_compute ? (std::int64_t{1} << 31) : (std::int64_t{1} << 24));
 }
 
 inline std::vector<long double> rotated(const rope_under_test& impl, const std::vector<long double>& x, int heads,

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "allowance_line.hpp"
+#include "certify/allowance_line.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/reference/reference.hpp"
 

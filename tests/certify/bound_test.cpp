@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "bound.hpp"
+#include "certify/bound.hpp"
 #include "../../tools/report/engine.hpp"  // the report's engine (certify has an engine.hpp too)
 #include "ropecheck/angle.hpp"
 #include "ropecheck/presets.hpp"

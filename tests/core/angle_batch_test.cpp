@@ -1,6 +1,6 @@
 // Tests of ropecheck/angle_batch.hpp: cos_sin_block equals the scalar cos_sin bit for bit (bit
 // patterns compared, so -0.0 vs +0.0, NaN and inf count) for every implementation the report
-// registers (tools/report/strategies.hpp) plus hf_angle<float16>, on configs that exercise each
+// registers (tools/sweep/strategies.hpp) plus hf_angle<float16>, on configs that exercise each
 // step (Llama-3 scaling, YaRN with an attention factor != 1, linear, NTK, partial rotary with an odd
 // number of bands, interleaved), over dense ranges at the regime edges, blocks that start inside a
 // run of equal float(p), and random blocks (seed printed).
@@ -113,7 +113,7 @@ testing::AssertionResult split_blocks_equal_scalar(const S& s, std::int64_t firs
 template <class S>
 class CosSinBlock : public testing::Test {};
 
-// Every instantiation of tools/report/strategies.hpp, and hf_angle<float16>.
+// Every instantiation of tools/sweep/strategies.hpp, and hf_angle<float16>.
 using registry_strategies =
     testing::Types<hf_angle<float>, hf_angle<bfloat16>, hf_angle<float16>, direct_angle<float16>,
                    direct_angle<float>, direct_angle<double>, direct_angle<bfloat16>, ggml_angle,

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "report/engine.hpp"
 #include "plugin_loader.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
-#include "strategy_outputs.hpp"
+#include "report/strategy_outputs.hpp"
 #include "support/safetensors_writer.hpp"
 
 #if !defined(ROPECHECK_CLI) || !defined(ROPECHECK_STRATEGY_PLUGIN)

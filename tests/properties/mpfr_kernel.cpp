@@ -33,6 +33,7 @@ class reference_cos_sin_mpfr {
 rope_under_test bind_mpfr_kernel(const named_config& nc) {
   rope_under_test r;
   r.name = "mpfr/mpfr exact";
+  r.wide_compute = true;  // MPFR at the reference's precision
   r.declared = nc.cfg;
   r.seq_len = nc.seq_len;
   r.ref = std::make_shared<const reference::rope_reference>(nc.cfg, nc.seq_len);

@@ -61,6 +61,7 @@ rope_under_test bind_kernel(const std::string& strategy_name, const named_config
   r.declared = nc.cfg;
   r.seq_len = nc.seq_len;
   r.max_position = max_position;
+  r.wide_compute = scalar_traits<C>::digits >= 53;  // a type trait of the compute type, not its name
   r.ref = std::make_shared<const reference::rope_reference>(nc.cfg, nc.seq_len);
   r.to_storage = [](long double v) { return scalar_traits<S>::widen(scalar_traits<S>::narrow(v)); };
   const auto strategy = std::make_shared<Strategy>(std::move(cs));

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "report/engine.hpp"
 #include "ropecheck/angle.hpp"
 #include "ropecheck/error.hpp"
 #include "ropecheck/presets.hpp"

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <string>
 
-#include "output.hpp"
+#include "report/output.hpp"
 
 namespace {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "report/engine.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/scalar.hpp"
-#include "strategy_outputs.hpp"
+#include "report/strategy_outputs.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "ropecheck/reference/reference.hpp"
-#include "strategies.hpp"
+#include "sweep/strategies.hpp"
 
 namespace ropecheck::certify {
 
@@ -32,7 +32,18 @@ constexpr format f16{11, -14, 65504.0};
 
 enum class eval_kind { libm, fast };
 
-// How one implementation forms and evaluates its pair (angle.hpp, strategies.hpp).
+[[nodiscard]] constexpr format format_of(sweep::number_format f) {
+  switch (f) {
+    case sweep::number_format::f16: return f16;
+    case sweep::number_format::bf16: return bf16;
+    case sweep::number_format::f32: return f32;
+    case sweep::number_format::f64: return f64;
+  }
+  return f32;
+}
+
+// How one implementation forms and evaluates its pair: its row of the strategies table
+// (sweep::arithmetic) in the formats the bound computes with.
 struct arithmetic {
   format position;                 // the dtype the position is held in
   format angle;                    // the dtype the product p theta~ rounds in
@@ -44,35 +55,20 @@ struct arithmetic {
   std::optional<format> cast;      // HF's cast to the model dtype, or the cache
 };
 
-// One row per name of strategies.hpp (a name missing here is rejected, so a new strategy needs its row).
+// The arithmetic the strategies table gives `name` (nullopt: not an implementation of the table).
 [[nodiscard]] std::optional<arithmetic> arithmetic_of(std::string_view name) {
-  arithmetic a;  // fp32 position, product, cosf/sinf and af product; no cast
-  if (name == "hf_float" || name == "fused_bf16" || name == "direct_float") return a;  // fused: bf16 only in memory
-  if (name == "hf_bf16" || name == "cos_sin_cache_bf16") {
-    a.cast = bf16;  // HF's cos.to(bf16), or the bf16 cache of HF's fp32 pair: the same rounding
-    return a;
-  }
-  if (name == "hf_float16") {
-    a.cast = f16;
-    return a;
-  }
-  if (name == "bf16_positions") {
-    a.position = bf16;
-    return a;
-  }
-  if (name == "fast_sincos") {
-    a.eval = eval_kind::fast;  // direct_float's angle
-    return a;
-  }
-  if (name == "ggml_float") {
-    a.ggml_chain = true;
-    return a;
-  }
-  // Everything in one type; the 16-bit ones call cosf and round its result, then the af product, to T.
-  if (name == "direct_double") return arithmetic{f64, f64, false, eval_kind::libm, f64, {}, f64, {}};
-  if (name == "direct_float16") return arithmetic{f16, f16, false, eval_kind::libm, f32, f16, f16, {}};
-  if (name == "eager_bf16") return arithmetic{bf16, bf16, false, eval_kind::libm, f32, bf16, bf16, {}};
-  return std::nullopt;
+  std::optional<arithmetic> out;
+  sweep::for_each_strategy([&]<class Compute, class Storage>(const char* nm, const char*, const char*, bool, auto,
+                                                             const sweep::arithmetic& a) {
+    if (out || name != nm) return;
+    const auto opt = [](const std::optional<sweep::number_format>& f) {
+      return f ? std::optional<format>(format_of(*f)) : std::nullopt;
+    };
+    out = arithmetic{format_of(a.position), format_of(a.angle), a.ggml_chain,
+                     a.fast_sincos ? eval_kind::fast : eval_kind::libm, format_of(a.libm), opt(a.rounded),
+                     format_of(a.af_product), opt(a.cast)};
+  });
+  return out;
 }
 
 // Rounding steps of ggml_angle after its chain, per scaling rule (angle.hpp's finish_angle).
@@ -96,7 +92,8 @@ struct strategy_constants {
 [[nodiscard]] strategy_constants constants_of(std::string_view name, const rope_config& cfg, std::int64_t seq_len,
                                               std::int64_t n) {
   strategy_constants out;
-  report::for_each_strategy([&]<class Compute, class Storage>(const char* nm, const char*, const char*, bool, auto make) {
+  sweep::for_each_strategy([&]<class Compute, class Storage>(const char* nm, const char*, const char*, bool, auto make,
+                                                             const sweep::arithmetic&) {
     if (out.found || name != nm) return;
     out.found = true;
     const auto s = make(cfg, seq_len);

@@ -1,10 +1,10 @@
 // tools/certify/bound.hpp — the error-model bound on each implementation's APPLIED angle error.
 //
-// Contract. For an implementation of the report (tools/report/strategies.hpp), a config and a last
+// Contract. For an implementation of the report (tools/sweep/strategies.hpp), a config and a last
 // position N = max_position, applied_angle_bounds() gives per band b a number B_b (rad) such that at
 // every position 0 <= p <= N the angle of the (cos, sin) pair the implementation feeds its rotation
 // (after every cast and cache) is within B_b of p theta_b, reduced to (-pi, pi] (the report's
-// angle_rad: tools/report/engine.hpp, measure.hpp's angle_of). B_b is derived from the strategy's
+// angle_rad: tools/report/engine.hpp, tools/sweep/measure.hpp's angle_of). B_b is derived from the strategy's
 // arithmetic below, never from a measurement; tests/certify/bound_test.cpp checks it against the
 // report engine's exhaustive and long sweeps and prints worst/bound.
 //

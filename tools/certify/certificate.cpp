@@ -12,7 +12,7 @@
 #include <string>
 
 #include "bound.hpp"
-#include "config_to_json.hpp"
+#include "sweep/config_to_json.hpp"
 #include "implementations.hpp"
 #include "ropecheck/reference/reference.hpp"
 
@@ -32,7 +32,7 @@ ojson pos_json(std::int64_t p) { return p < 0 ? ojson(nullptr) : ojson(p); }
 ojson inputs_json(const certificate_inputs& in) {
   ojson j;
   j["config_name"] = in.config_name;
-  j["config"] = report::config_to_json(in.config);
+  j["config"] = sweep::config_to_json(in.config);
   j["config_notes"] = in.config_notes;
   ojson impls = ojson::array();
   for (const auto& i : in.implementations)
@@ -455,7 +455,7 @@ certificate_reading read_certificate_figures(const std::string& text, const std:
   f.max_position = in.max_position;
   for (const auto& e : r.at(j, "implementations", "the file")) {
     const std::string w = "implementations[]";
-    report::certificate_row row;
+    sweep::certificate_row row;
     row.name = r.str(r.at(e, "name", w), w + ".name");
     if (!r.at(e, "pass", w).is_boolean()) r.fail(w + ".pass is not a boolean");
     row.pass = e["pass"].get<bool>();

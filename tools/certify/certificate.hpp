@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "certify_data.hpp"
-#include "report_data.hpp"
+#include "sweep/report_data.hpp"
 
 namespace ropecheck::certify {
 
@@ -65,7 +65,7 @@ struct certificate {
 // The figures of a certificate (kind "certificate") for the report, and the convention it certifies.
 // Throws std::invalid_argument naming `origin` for anything but a certificate of this format.
 struct certificate_reading {
-  report::certificate_figures figures;
+  sweep::certificate_figures figures;
   rope_config config;
 };
 [[nodiscard]] certificate_reading read_certificate_figures(const std::string& text, const std::string& origin);

@@ -15,8 +15,8 @@
 #include "allowance_line.hpp"
 #include "implementations.hpp"
 #include "measure_kernels.hpp"
-#include "measure.hpp"
-#include "parallel.hpp"
+#include "sweep/measure.hpp"
+#include "sweep/parallel.hpp"
 #include "ropecheck/judge/allowance.hpp"
 #include "ropecheck/reference/reference.hpp"
 
@@ -79,7 +79,7 @@ resolved resolve(const certify_request& q) {
 }
 
 // Everything the workers share, read-only.
-struct sweep {
+struct sweep_run {
   const rope_reference* ref = nullptr;
   const std::vector<implementation>* impls = nullptr;
   std::vector<allowance_line> lines;  // per implementation
@@ -130,22 +130,22 @@ struct worker {
 // The reference over a block: the dense path (a double-double rotation recurrence re-anchored from the
 // exact phase, |error| <= 2^-90), then af (when != 1) applied in long double (2^-64) and held as
 // double-double.
-void reference_block(const sweep& w, worker& k, std::int64_t first, std::int64_t n) {
+void reference_block(const sweep_run& w, worker& k, std::int64_t first, std::int64_t n) {
   const auto cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(w.ref->bands());
   w.ref->dense_cos_sin(first, n, {std::span(k.ref_c_hi).first(cells), std::span(k.ref_c_lo).first(cells),
                                   std::span(k.ref_s_hi).first(cells), std::span(k.ref_s_lo).first(cells)});
   if (w.af == 1) return;
   const long double af = w.af;
   for (std::size_t j = 0; j < cells; ++j) {
-    const reference::dd c = report::detail::split(af * (static_cast<long double>(k.ref_c_hi[j]) + k.ref_c_lo[j]));
-    const reference::dd s = report::detail::split(af * (static_cast<long double>(k.ref_s_hi[j]) + k.ref_s_lo[j]));
+    const reference::dd c = sweep::detail::split(af * (static_cast<long double>(k.ref_c_hi[j]) + k.ref_c_lo[j]));
+    const reference::dd s = sweep::detail::split(af * (static_cast<long double>(k.ref_s_hi[j]) + k.ref_s_lo[j]));
     k.ref_c_hi[j] = c.hi, k.ref_c_lo[j] = c.lo, k.ref_s_hi[j] = s.hi, k.ref_s_lo[j] = s.lo;
   }
 }
 
 
 template <bool Precise>
-void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t first, std::int64_t n, bool halo) {
+void measure_block(const sweep_run& w, worker& k, std::size_t impl, std::int64_t first, std::int64_t n, bool halo) {
   const auto nb = static_cast<std::size_t>(w.ref->bands());
   const allowance_line& line = w.lines[impl];
   band_arrays& st = k.stats[impl];
@@ -183,7 +183,7 @@ void measure_block(const sweep& w, worker& k, std::size_t impl, std::int64_t fir
   }
 }
 
-void run_block(const sweep& w, worker& k, std::int64_t first, std::int64_t last) {
+void run_block(const sweep_run& w, worker& k, std::int64_t first, std::int64_t last) {
   const std::int64_t n = last - first + 1;
   const bool halo = last + 1 <= w.max_position;
   const auto nb = static_cast<std::size_t>(w.ref->bands());
@@ -230,7 +230,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
   const int bands = ref.bands();
   const auto nb = static_cast<std::size_t>(bands);
 
-  sweep w;
+  sweep_run w;
   w.ref = &ref;
   w.impls = &r.impls;
   for (int b = 0; b < bands; ++b) {
@@ -265,7 +265,7 @@ certify_run run_certify(const certify_request& request, progress_callback progre
   }
 
   const auto t_start = clock_type::now();
-  report::parallel_for(static_cast<std::size_t>(blocks), threads, total, progress, [&](std::size_t i, int t) {
+  sweep::parallel_for(static_cast<std::size_t>(blocks), threads, total, progress, [&](std::size_t i, int t) {
     const std::int64_t start = (block0 + static_cast<std::int64_t>(i)) * block_positions;
     const std::int64_t first = std::max(part.range.first, start);
     const std::int64_t last = std::min(part.range.last, start + block_positions - 1);

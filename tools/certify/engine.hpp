@@ -4,7 +4,7 @@
 // For each (position p, band b) and implementation, with (c, s) its applied pair (implementations.hpp)
 // and (C, S) = af (cos p theta_b, sin p theta_b) from the reference's dense path (error <= 2^-90):
 //   angle   |the angle of (c + i s) conj(C + i S)|, i.e. the applied rotation's angle error reduced to
-//           (-pi, pi] (report/measure.hpp's angle_of: cross / dot, Taylor series for small errors,
+//           (-pi, pi] (tools/sweep/measure.hpp's angle_of: cross / dot, Taylor series for small errors,
 //           atan2 beyond: measure_kernels.hpp); +inf for a non-finite or zero pair. In double for
 //           implementations whose values have <= 24 significand bits (products of their values and
 //           the reference's hi parts round at 2^-53: the figure is within ~2^-50 of the exact one,

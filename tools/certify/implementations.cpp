@@ -15,7 +15,7 @@
 #include "plugin_loader.hpp"
 #include "ropecheck/angle_batch.hpp"
 #include "ropecheck/rope.hpp"
-#include "strategies.hpp"
+#include "sweep/strategies.hpp"
 
 namespace ropecheck::certify {
 namespace {
@@ -54,8 +54,8 @@ struct entry {
 const std::vector<entry>& registry() {
   static const std::vector<entry> entries = [] {
     std::vector<entry> r;
-    report::for_each_strategy([&r]<class Compute, class Storage>(const char* name, const char* description, const char*,
-                                                                 bool in_default_set, auto make) {
+    sweep::for_each_strategy([&r]<class Compute, class Storage>(const char* name, const char* description, const char*,
+                                                                 bool in_default_set, auto make, const sweep::arithmetic&) {
       entry e;
       e.id = {name, description, judge_dtype<Storage>(), "builtin"};
       e.in_default_set = in_default_set;

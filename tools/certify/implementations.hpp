@@ -1,5 +1,5 @@
 // tools/certify/implementations.hpp — what `ropecheck certify` can certify: the report's strategies
-// (tools/report/strategies.hpp, one list for every door) and a kernel behind the C plugin interface.
+// (tools/sweep/strategies.hpp, one list for every door) and a kernel behind the C plugin interface.
 //
 // Each is a block_source: the applied cos/sin pair (attention factor included, after every cast and
 // cache: what the implementation feeds its rotation) of every band at a block of consecutive

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numbers>
 
-#include "measure.hpp"
+#include "sweep/measure.hpp"
 
 namespace ropecheck::certify {
 namespace {
@@ -146,7 +146,7 @@ __attribute__((target_clones("avx2", "default"))) bool update_crossings(
 
 double exact_error(double cb, double sb, double C, double S) {
   if (!std::isfinite(cb) || !std::isfinite(sb) || (cb == 0 && sb == 0)) return inf;
-  return std::fabs(report::detail::angle_of<double>(sb * C - cb * S, cb * C + sb * S));
+  return std::fabs(sweep::detail::angle_of<double>(sb * C - cb * S, cb * C + sb * S));
 }
 }  // namespace
 

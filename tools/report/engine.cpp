@@ -1,5 +1,5 @@
 // tools/report/engine.cpp — see engine.hpp for the contract of every figure computed here. The
-// per-implementation measurement is measure.hpp; the implementations are registry.cpp.
+// per-implementation measurement is tools/sweep/measure.hpp; the implementations are registry.cpp.
 #include "engine.hpp"
 
 #include <algorithm>
@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "measure.hpp"
-#include "parallel.hpp"
+#include "sweep/measure.hpp"
+#include "sweep/parallel.hpp"
 #include "registry.hpp"
 #include "strategy_outputs.hpp"
 #include "ropecheck/reference/reference.hpp"
@@ -34,6 +34,7 @@ namespace ropecheck::report {
 namespace {
 
 using namespace detail;
+using namespace sweep::detail;  // the measurement (tools/sweep/measure.hpp)
 using clock_type = std::chrono::steady_clock;
 constexpr int reference_bits = 256;
 // Significant bits of the storage floors (engine.hpp's storage_floor_rad), from the scalar traits.
@@ -159,7 +160,7 @@ sweep_plan plan_sweep(std::int64_t max_position, bool exhaustive) {
 }
 
 // Everything the workers share.
-struct sweep {
+struct sweep_run {
   const rope_reference* ref = nullptr;
   std::vector<const runner*> runners;
   const sweep_plan* plan = nullptr;
@@ -167,7 +168,7 @@ struct sweep {
   double angle_threshold = 0, position_threshold = 0;
 };
 
-std::vector<impl_partial> run_segment(const sweep& w, const segment& seg) {
+std::vector<impl_partial> run_segment(const sweep_run& w, const segment& seg) {
   const rope_reference& ref = *w.ref;
   const int bands = ref.bands();
   const auto nb = static_cast<std::size_t>(bands);
@@ -426,7 +427,7 @@ report_result run_report(const report_request& request, progress_callback progre
   for (const auto* e : selected) runners.push_back(e->make(req.config, seq_len, ref));
 
   const sweep_plan plan = plan_sweep(req.max_position, req.exhaustive);
-  sweep w;
+  sweep_run w;
   w.ref = &ref;
   for (const auto& r : runners) w.runners.push_back(r.get());
   w.plan = &plan;
@@ -442,7 +443,7 @@ report_result run_report(const report_request& request, progress_callback progre
 
   std::vector<std::vector<impl_partial>> partials(plan.segments.size());
   const auto t_sweep = clock_type::now();
-  parallel_for(plan.segments.size(), req.threads, total, progress, [&](std::size_t i, int) {
+  sweep::parallel_for(plan.segments.size(), req.threads, total, progress, [&](std::size_t i, int) {
     partials[i] = run_segment(w, plan.segments[i]);
     return weight[i];
   });

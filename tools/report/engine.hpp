@@ -20,7 +20,7 @@
 //   angle_rad        the APPLIED angle's error: the angle of the (c, s) = (cos_final, sin_final)
 //                    the implementation feeds its rotation (after every cast and cache) against
 //                    p theta, taken as the angle of (c + i s) conj(af cos(p theta) + i af sin(p theta))
-//                    (reduced to (-pi, pi] by construction; measure.hpp's angle_of): products and
+//                    (reduced to (-pi, pi] by construction; tools/sweep/measure.hpp's angle_of): products and
 //                    the quotient round at 2^-53 in double, so within ~2^-50 rad of the MPFR
 //                    angle_error of atan2(s, c) (checked in report_engine_test). A non-finite or
 //                    zero pair counts as an infinite error. Measurements run in double for
@@ -66,7 +66,7 @@
 #include <string>
 #include <vector>
 
-#include "report_data.hpp"
+#include "data.hpp"
 
 namespace ropecheck::report {
 

@@ -4,7 +4,7 @@
 
 #include "explain/claim_json.hpp"
 
-#include "config_to_json.hpp"
+#include "sweep/config_to_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -148,7 +148,7 @@ std::string summary_json(const report_result& r, const write_options& /*options:
   j["reference_precision"] = r.reference_precision;
   ojson req;
   req["config_name"] = q.config_name;
-  req["config"] = config_to_json(q.config);
+  req["config"] = sweep::config_to_json(q.config);
   req["train_length"] = q.train_length;
   req["eval_length"] = q.eval_length;
   req["max_position"] = q.max_position;

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report_data.hpp"
+#include "data.hpp"
 
 namespace ropecheck::report {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "output.hpp"
-#include "report_data.hpp"
+#include "data.hpp"
 
 namespace ropecheck::report::detail {
 

@@ -2,7 +2,7 @@
 #include "registry.hpp"
 
 #include "probe_outputs.hpp"
-#include "strategies.hpp"
+#include "sweep/strategies.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,7 +22,7 @@ void add_entry(std::vector<registry_entry>& r, std::string name, std::string des
   e.info = {std::move(name), std::move(description), std::move(dtype), in_default_set};
   e.make = [](const rope_config& c, std::int64_t n, const rope_reference& ref) -> std::unique_ptr<runner> {
     auto s = MakeS{}(c, n);
-    return std::make_unique<typed_runner<decltype(s), Compute, Storage>>(std::move(s), ref);
+    return std::make_unique<sweep::detail::typed_runner<decltype(s), Compute, Storage>>(std::move(s), ref);
   };
   e.outputs = [](const rope_config& c, std::int64_t n, const judge::probe_set& probe) {
     return probe_outputs<Compute, Storage>(MakeS{}(c, n), c, probe);
@@ -38,8 +38,8 @@ void add_entry(std::vector<registry_entry>& r, std::string name, std::string des
 const std::vector<registry_entry>& registry() {
   static const std::vector<registry_entry> entries = [] {
     std::vector<registry_entry> r;
-    for_each_strategy([&r]<class Compute, class Storage>(const char* name, const char* description, const char* dtype,
-                                                         bool in_default_set, auto make) {
+    sweep::for_each_strategy([&r]<class Compute, class Storage>(const char* name, const char* description, const char* dtype,
+                                                         bool in_default_set, auto make, const sweep::arithmetic&) {
       add_entry<Compute, Storage>(r, name, description, dtype, in_default_set, make);
     });
     return r;

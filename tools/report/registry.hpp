@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "engine.hpp"
-#include "measure.hpp"
+#include "sweep/measure.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/probe.hpp"
 
 namespace ropecheck::report::detail {
+
+using sweep::detail::rope_reference;
+using sweep::detail::runner;  // one implementation measured (tools/sweep/measure.hpp)
 
 struct registry_entry {
   implementation_info info;

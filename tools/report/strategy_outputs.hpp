@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "report_data.hpp"
+#include "data.hpp"
 #include "ropecheck/config.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/probe.hpp"

@@ -1,4 +1,4 @@
-// tools/report/strategy_plugin.cpp — any implementation of the report (strategies.hpp) behind the C
+// tools/report/strategy_plugin.cpp — any implementation of the report (tools/sweep/strategies.hpp) behind the C
 // plugin interface (src/ropecheck/plugin.h), so that the plugin door can be asked the question the
 // report's verdict column and a dump audit answer, about the very same kernel
 // (tests/doors/three_doors_test.cpp checks that all three name the same class).
@@ -26,7 +26,7 @@
 #include "ropecheck/plugin.h"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/rope.hpp"
-#include "strategies.hpp"
+#include "sweep/strategies.hpp"
 
 #define ROPECHECK_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -88,7 +88,8 @@ std::optional<chosen> choose() {
   const auto cfg = find_preset(preset ? preset : "llama3-8b");
   if (!cfg) return std::nullopt;
   std::optional<chosen> out;
-  report::for_each_strategy([&]<class Compute, class Storage>(const char* n, const char*, const char*, bool, auto make) {
+  sweep::for_each_strategy([&]<class Compute, class Storage>(const char* n, const char*, const char*, bool, auto make,
+                                                            const sweep::arithmetic&) {
     if (std::string_view(n) != name) return;
     out = chosen{n, *cfg, wire_dtype<Storage>(), &apply_with<Compute, Storage, decltype(make)>};
   });

@@ -1,4 +1,4 @@
-// tools/report/parallel.hpp — work items handed out dynamically to a pool of threads, with progress
+// tools/sweep/parallel.hpp — work items handed out dynamically to a pool of threads, with progress
 // reported from the calling thread: the loop of the report's sweep and of certify's.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace ropecheck::report {
+namespace ropecheck::sweep {
 
 // Runs f(i, t) for every i in [0, n) on `threads` workers (t = the worker's index; each worker takes
 // increasing i). f returns the work it did (in the units of `total`); progress(done, total) is called
@@ -55,4 +55,4 @@ void parallel_for(std::size_t n, int threads, std::int64_t total,
   if (progress) progress(total, total);
 }
 
-}  // namespace ropecheck::report
+}  // namespace ropecheck::sweep

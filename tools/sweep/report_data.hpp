@@ -1,4 +1,4 @@
-// tools/report/report_data.hpp — what a precision report computes, as plain data.
+// tools/sweep/report_data.hpp — what a precision report computes, as plain data.
 //
 // The contract between the engine (engine.hpp: computes it) and the writers (output.hpp: CSV,
 // summary.json, plots, HTML). Everything a writer shows is here; writers compute nothing.
@@ -14,7 +14,7 @@
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config.hpp"
 
-namespace ropecheck::report {
+namespace ropecheck::sweep {
 
 // How the report was asked for (echoed into summary.json and the HTML header).
 struct report_request {
@@ -194,4 +194,4 @@ struct report_result {
   std::optional<certificate_figures> certificate;  // --certificate: shown beside the sweep's figures
 };
 
-}  // namespace ropecheck::report
+}  // namespace ropecheck::sweep

@@ -1,4 +1,4 @@
-// tools/report/measure.hpp — one implementation under test measured at one position (internal to
+// tools/sweep/measure.hpp — one implementation under test measured at one position (internal to
 // the report engine; the figures' contract is in engine.hpp).
 //
 // typed_runner<S, Compute, Storage> traces strategy S band by band, measures every figure of
@@ -21,14 +21,14 @@
 #include <utility>
 #include <vector>
 
-#include "report_data.hpp"
+#include "sweep/report_data.hpp"
 #include "ropecheck/angle.hpp"
 #include "ropecheck/error.hpp"
 #include "ropecheck/reference/reference.hpp"
 #include "ropecheck/rope.hpp"
 #include "ropecheck/scalar.hpp"
 
-namespace ropecheck::report::detail {
+namespace ropecheck::sweep::detail {
 
 using reference::dd;
 using reference::rope_reference;
@@ -413,4 +413,4 @@ class typed_runner final : public runner {
   std::vector<cos_sin_pair<V>> minus_one_;  // the strategy's cos/sin at position -1
 };
 
-}  // namespace ropecheck::report::detail
+}  // namespace ropecheck::sweep::detail

@@ -1,4 +1,4 @@
-// tools/report/config_to_json.hpp — a rope_config as JSON, every field, in one order: the report's
+// tools/sweep/config_to_json.hpp — a rope_config as JSON, every field, in one order: the report's
 // summary.json and certify's certificate.json write the convention the same way (nlohmann-json:
 // include only from the writers' translation units).
 #pragma once
@@ -10,7 +10,7 @@
 
 #include "ropecheck/config.hpp"
 
-namespace ropecheck::report {
+namespace ropecheck::sweep {
 
 [[nodiscard]] inline nlohmann::ordered_json config_to_json(const rope_config& c) {
   using ojson = nlohmann::ordered_json;
@@ -47,4 +47,4 @@ namespace ropecheck::report {
   return j;
 }
 
-}  // namespace ropecheck::report
+}  // namespace ropecheck::sweep
