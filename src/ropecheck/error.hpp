@@ -1,4 +1,4 @@
-// ropecheck/error.hpp — the one place errors are measured.
+// ropecheck/error.hpp — the one place errors are measured (one exception, below).
 //
 // Every comparison of a computed value with a reference goes through these functions, so NaN,
 // infinities, signed zero and subnormals are handled the same way everywhere:
@@ -9,6 +9,14 @@
 // References are passed as an unevaluated pair hi + lo (the reference's double-double), and the
 // difference (computed - hi) - lo is formed in long double, so a long double result is measured
 // without first rounding the reference to long double.
+//
+// One loop does not come here, on purpose: the judge's element loop (judge/src/judging.cpp) measures
+// every value of a dump (10^8 and more) against the rotation af (x_a cos - x_b sin) formed from the
+// exact cos/sin in double (long double for float64 dumps), never materialising a reference value per
+// element. That rotation's own rounding, relative to af (|x_a| + |x_b|), is ~2^-52 in double, against
+// allowances of several u_T >= 2^-24 for fp32 and narrower dumps, and ~2^-63 in long double against
+// several 2^-53 for float64 dumps: at least 2^8 below any allowance. A non-finite output there is the
+// non_finite finding (with where it is), not an infinite error.
 #pragma once
 
 #include <cmath>

@@ -1,5 +1,6 @@
 // tools/audit/audit_output.cpp — see audit_output.hpp.
 #include "audit_output.hpp"
+#include "markup.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/render.hpp"
 #include "explain/claim_json.hpp"
@@ -52,24 +53,6 @@ std::string describe(const rope_config& c) {
   return s;
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  o.reserve(s.size());
-  for (char ch : s) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      default:
-        // Control characters other than tab/newline are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') o += ' ';
-        else o += ch;
-    }
-  }
-  return o;
-}
 
 namespace {
 // "M-RoPE contiguous [16, 24, 24], 3 position rows, N text tokens, M multimodal tokens"
@@ -222,7 +205,7 @@ std::string to_junit(const audit_report& r) {
            v.pass ? 0 : 1, secs);
   s += "    <properties>\n";
   auto prop = [&](const std::string& k, const std::string& val) {
-    s += "      <property name=\"" + xml_escape(k) + "\" value=\"" + xml_escape(val) + "\"/>\n";
+    s += "      <property name=\"" + cli::markup_escape(k) + "\" value=\"" + cli::markup_escape(val) + "\"/>\n";
   };
   prop("dtype", r.dtype);
   prop("claimed", describe(r.claimed));
@@ -231,17 +214,17 @@ std::string to_junit(const audit_report& r) {
   prop("tolerance", v.tolerance_reason);
   s += "    </properties>\n";
   s += "    <testcase classname=\"ropecheck.audit\" name=\"" +
-       xml_escape(r.source + " matches the " + std::string(to_string(v.reference)) + " reference") +
+       cli::markup_escape(r.source + " matches the " + std::string(to_string(v.reference)) + " reference") +
        "\" time=\"" + fmt("%.3f", secs) + "\">\n";
   if (!v.pass) {
     const std::string cls = v.findings.empty() ? judge::classes::unexplained : v.findings.front().bug_class;
     const std::string msg = v.findings.empty() ? fmt("max error %.4g ulps exceeds the allowance", v.max_error_ulps)
                                                : v.findings.front().sentence;
-    s += "      <failure type=\"" + xml_escape(cls) + "\" message=\"" + xml_escape(msg) + "\">";
-    s += xml_escape(human_summary(r));
+    s += "      <failure type=\"" + cli::markup_escape(cls) + "\" message=\"" + cli::markup_escape(msg) + "\">";
+    s += cli::markup_escape(human_summary(r));
     s += "</failure>\n";
   } else {
-    s += "      <system-out>" + xml_escape(human_summary(r)) + "</system-out>\n";
+    s += "      <system-out>" + cli::markup_escape(human_summary(r)) + "</system-out>\n";
   }
   s += "    </testcase>\n  </testsuite>\n</testsuites>\n";
   return s;

@@ -38,7 +38,5 @@ struct audit_report {
 // One line describing a convention (head_dim, rotary_dim, base, scaling, factor, layout).
 [[nodiscard]] std::string describe(const rope_config& c);
 
-// XML text/attribute escaping (shared with the plugin audit's JUnit).
-[[nodiscard]] std::string xml_escape(const std::string& s);
 
 }  // namespace ropecheck::audit

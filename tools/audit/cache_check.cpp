@@ -18,12 +18,8 @@
 namespace ropecheck::audit {
 namespace {
 
-int digits_of(const std::string& dt) {
-  if (dt == "bfloat16") return 8;
-  if (dt == "float16") return 11;
-  if (dt == "float32") return 24;
-  return 53;
-}
+// The dtype table is the judge's (judge::dtype_of, allowance.cpp): one table of names and digits.
+int digits_of(const std::string& dt) { return judge::dtype_of(dt).digits; }
 
 using judge::fmt;  // ropecheck/judge/sentence.hpp
 

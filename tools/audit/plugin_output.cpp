@@ -1,5 +1,6 @@
 // tools/audit/plugin_output.cpp — see plugin_output.hpp.
 #include "plugin_output.hpp"
+#include "markup.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/render.hpp"
 #include "ropecheck/judge/sentence.hpp"
@@ -138,34 +139,34 @@ std::string plugin_junit(const plugin_audit_result& r, const std::string& versio
   double total = 0;
   for (const auto& p : r.properties) failures += p.passed ? 0 : 1, total += p.seconds;
   const std::size_t tests = 1 + r.properties.size();
-  const std::string suite = "ropecheck.plugin." + xml_escape(r.plugin_name);
+  const std::string suite = "ropecheck.plugin." + cli::markup_escape(r.plugin_name);
   std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   s += fmt("<testsuites name=\"ropecheck audit --plugin\" tests=\"%zu\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n",
            tests, failures, total);
   s += fmt("  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n",
            suite.c_str(), tests, failures, total);
   s += "    <properties>\n      <property name=\"seed\" value=\"" + std::to_string(r.seed) +
-       "\"/>\n      <property name=\"convention\" value=\"" + xml_escape(r.convention) +
-       "\"/>\n      <property name=\"dtype\" value=\"" + xml_escape(r.element_type) + "\"/>\n    </properties>\n";
+       "\"/>\n      <property name=\"convention\" value=\"" + cli::markup_escape(r.convention) +
+       "\"/>\n      <property name=\"dtype\" value=\"" + cli::markup_escape(r.element_type) + "\"/>\n    </properties>\n";
   const std::string reference = r.probe_ran ? std::string(to_string(r.judged.reference)) : std::string("exact");
   s += "    <testcase classname=\"" + suite + "\" name=\"the probe matches the " + reference + " reference\">\n";
   const std::string text = r.probe_ran ? human_summary(plugin_probe_report(r, version, command)) : std::string();
   if (judge_fails) {
     const judge::finding first = r.findings.empty() ? judge::finding{judge::classes::unexplained, "the probe fails the allowance", 0} : r.findings.front();
-    s += "      <failure type=\"" + xml_escape(first.bug_class) + "\" message=\"" + xml_escape(first.sentence) + "\">" +
-         xml_escape(text.empty() ? first.sentence : text) + "</failure>\n";
+    s += "      <failure type=\"" + cli::markup_escape(first.bug_class) + "\" message=\"" + cli::markup_escape(first.sentence) + "\">" +
+         cli::markup_escape(text.empty() ? first.sentence : text) + "</failure>\n";
   } else {
-    s += "      <system-out>" + xml_escape(text) + "</system-out>\n";
+    s += "      <system-out>" + cli::markup_escape(text) + "</system-out>\n";
   }
   s += "    </testcase>\n";
   for (const auto& p : r.properties) {
-    s += "    <testcase classname=\"" + suite + "\" name=\"" + xml_escape(p.name) + "\" time=\"" + fmt("%.3f", p.seconds) + "\">\n";
+    s += "    <testcase classname=\"" + suite + "\" name=\"" + cli::markup_escape(p.name) + "\" time=\"" + fmt("%.3f", p.seconds) + "\">\n";
     if (!p.passed)
-      s += "      <failure type=\"" + std::string(judge::classes::property_failed) + "\" message=\"" + xml_escape(p.description) + "\">" +
-           xml_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
+      s += "      <failure type=\"" + std::string(judge::classes::property_failed) + "\" message=\"" + cli::markup_escape(p.description) + "\">" +
+           cli::markup_escape(p.description + "\nshrunk counterexample:\n" + p.counterexample + "\nreplay: " + p.replay) +
            "</failure>\n";
     else if (p.drift_warning)
-      s += "      <system-out>" + xml_escape("drift warning (" + std::string(judge::classes::angle_drift_fp32) + "): " + p.drift) + "</system-out>\n";
+      s += "      <system-out>" + cli::markup_escape("drift warning (" + std::string(judge::classes::angle_drift_fp32) + "): " + p.drift) + "</system-out>\n";
     s += "    </testcase>\n";
   }
   s += "  </testsuite>\n</testsuites>\n";

@@ -4,25 +4,14 @@
 #include <cctype>
 #include <numbers>
 
+#include "markup.hpp"
+
 namespace ropecheck::report::detail {
 
 // ---------------------------------------------------------------------------------------------
 // HTML
 
-std::string html_escape(std::string_view s) {
-  std::string o;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += ch;
-    }
-  }
-  return o;
-}
+using cli::markup_escape;  // tools/markup.hpp: the escaper JUnit uses too
 
 // gnuplot's SVG as an inline element: the XML prolog dropped, and every id (and reference to
 // one) prefixed so that several plots on one page do not share ids such as gpPt0 or gnuplot_canvas.
@@ -31,7 +20,7 @@ std::string inline_svg(const std::string& svg, const std::string& prefix, const 
   if (start == std::string::npos) return "";
   std::string o;
   o.reserve(svg.size() - start + 4096);
-  o += "<svg role=\"img\" aria-label=\"" + html_escape(label) + "\"";
+  o += "<svg role=\"img\" aria-label=\"" + markup_escape(label) + "\"";
   std::string_view s(svg);
   s.remove_prefix(start + 4);
   static constexpr std::array<std::string_view, 5> id_marks{"id='", "id=\"", "href='#", "href=\"#", "url(#"};
@@ -53,7 +42,7 @@ std::string inline_svg(const std::string& svg, const std::string& prefix, const 
   // gnuplot titles every SVG "Gnuplot" (a tooltip in browsers): use the plot's own title.
   const std::string generic = "<title>Gnuplot</title>";
   if (const auto t = o.find(generic); t != std::string::npos)
-    o.replace(t, generic.size(), "<title>" + html_escape(label) + "</title>");
+    o.replace(t, generic.size(), "<title>" + markup_escape(label) + "</title>");
   return o;
 }
 
@@ -86,15 +75,15 @@ code { background: #f4f4f4; padding: 1px 4px; font-size: 13px; }
 
 
 std::string figure_html(const rendered_plot& rp, std::size_t index) {
-  std::string h = "<figure id=\"fig-" + html_escape(rp.p.name) + "\">\n";
+  std::string h = "<figure id=\"fig-" + markup_escape(rp.p.name) + "\">\n";
   if (!rp.svg.empty()) {
     h += inline_svg(rp.svg, "f" + std::to_string(index) + "_", rp.p.title) + "\n";
   } else {
-    h += "<p class=\"note\">" + html_escape(rp.p.title) + ": not drawn (see the note above); its gnuplot "
-         "script is <code>plots/" + html_escape(rp.p.name) + ".gp</code>.</p>\n";
+    h += "<p class=\"note\">" + markup_escape(rp.p.title) + ": not drawn (see the note above); its gnuplot "
+         "script is <code>plots/" + markup_escape(rp.p.name) + ".gp</code>.</p>\n";
   }
-  h += "<figcaption><b>" + html_escape(rp.p.title) + ".</b> " + html_escape(rp.p.caption) +
-       " <span class=\"muted\">(plots/" + html_escape(rp.p.name) + ".svg, .png, .gp)</span></figcaption>\n";
+  h += "<figcaption><b>" + markup_escape(rp.p.title) + ".</b> " + markup_escape(rp.p.caption) +
+       " <span class=\"muted\">(plots/" + markup_escape(rp.p.name) + ".svg, .png, .gp)</span></figcaption>\n";
   return h + "</figure>\n";
 }
 
@@ -106,9 +95,9 @@ std::string report_html(const report_result& r, const write_options& o, const st
   const auto& c = q.config;
   std::string h;
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  h += "<title>ropecheck precision report: " + html_escape(q.config_name) + "</title>\n";
+  h += "<title>ropecheck precision report: " + markup_escape(q.config_name) + "</title>\n";
   h += "<style>" + std::string(css) + "</style>\n</head>\n<body>\n";
-  h += "<h1>ropecheck precision report: " + html_escape(q.config_name) + "</h1>\n";
+  h += "<h1>ropecheck precision report: " + markup_escape(q.config_name) + "</h1>\n";
   const auto fails = std::count_if(r.series.begin(), r.series.end(), [](const auto& s) { return !s.passes; });
   const bool judged = std::any_of(r.series.begin(), r.series.end(), [](const auto& s) { return s.judge.judged; });
   h += "<p>" + std::to_string(r.series.size()) + " implementations checked against the reference up to position " +
@@ -124,7 +113,7 @@ std::string report_html(const report_result& r, const write_options& o, const st
   // Configuration.
   h += "<h2>Configuration</h2>\n<table class=\"config\">\n";
   auto row = [&](std::string_view k, const std::string& v) {
-    h += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>\n";
+    h += "<tr><td>" + markup_escape(k) + "</td><td>" + markup_escape(v) + "</td></tr>\n";
   };
   row("config", q.config_name);
   row("head_dim / rotary_dim", std::to_string(c.head_dim) + " / " + std::to_string(c.rotary_dim) + " (" +
@@ -154,26 +143,26 @@ std::string report_html(const report_result& r, const write_options& o, const st
   h += "</table>\n<h2>Verdicts</h2>\n<table class=\"verdicts\">\n<tr><th class=\"text\">implementation</th>"
        "<th class=\"text\">description</th><th class=\"text\">cos/sin dtype</th><th>verdict</th>"
        "<th class=\"text\">dtype judged</th><th>judge: worst error / allowance</th>"
-       "<th>first p with angle error &gt; " + html_escape(short_number(q.angle_threshold_rad)) + " rad</th>"
-       "<th>first p with &ge; " + html_escape(short_number(q.position_threshold_tokens)) + " token error</th>"
+       "<th>first p with angle error &gt; " + markup_escape(short_number(q.angle_threshold_rad)) + " rad</th>"
+       "<th>first p with &ge; " + markup_escape(short_number(q.position_threshold_tokens)) + " token error</th>"
        "<th>first p with applied(p) = applied(p+1)</th><th>worst band</th><th>max applied angle error (rad) at p</th>"
        "<th>max position error (tokens)</th><th>max cos/sin error</th><th>max score violation</th></tr>\n";
   auto at = [](const field_max& m) {
-    return m.position < 0 ? std::string("&ndash;") : html_escape(short_number(m.value)) + " at " + integer(m.position);
+    return m.position < 0 ? std::string("&ndash;") : markup_escape(short_number(m.value)) + " at " + integer(m.position);
   };
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     const auto& s = r.series[i];
     const std::string row_class = !s.judge.judged ? (s.passes ? "pass" : "fail")
                                   : s.judge.verdict == "pass" || s.judge.verdict == "drift" ? s.judge.verdict
                                                                                             : "fail";
-    h += "<tr class=\"" + row_class + "\" id=\"impl-" + html_escape(stems[i]) + "\">";
-    h += "<td class=\"text\"><code>" + html_escape(s.name) + "</code></td>";
-    h += "<td class=\"text\">" + html_escape(s.description) + "</td>";
-    h += "<td class=\"text\">" + html_escape(s.cos_sin_dtype) + "</td>";
+    h += "<tr class=\"" + row_class + "\" id=\"impl-" + markup_escape(stems[i]) + "\">";
+    h += "<td class=\"text\"><code>" + markup_escape(s.name) + "</code></td>";
+    h += "<td class=\"text\">" + markup_escape(s.description) + "</td>";
+    h += "<td class=\"text\">" + markup_escape(s.cos_sin_dtype) + "</td>";
     if (s.judge.judged) {
-      h += "<td class=\"verdict\" title=\"" + html_escape(s.judge.finding) + "\">" + html_escape(s.judge.verdict) + "</td>";
-      h += "<td class=\"text\">" + html_escape(s.judge.dtype) + "</td>";
-      h += "<td>" + html_escape(short_number(s.judge.worst_ratio)) + " at " + integer(s.judge.worst_position) +
+      h += "<td class=\"verdict\" title=\"" + markup_escape(s.judge.finding) + "\">" + markup_escape(s.judge.verdict) + "</td>";
+      h += "<td class=\"text\">" + markup_escape(s.judge.dtype) + "</td>";
+      h += "<td>" + markup_escape(short_number(s.judge.worst_ratio)) + " at " + integer(s.judge.worst_position) +
            (s.judge.worst_band >= 0 ? ", band " + std::to_string(s.judge.worst_band) : std::string()) + "</td>";
     } else {
       h += std::string("<td class=\"verdict\">") + (s.passes ? "PASS" : "FAIL") + "</td><td class=\"text\">&ndash;</td><td>&ndash;</td>";
@@ -198,8 +187,8 @@ std::string report_html(const report_result& r, const write_options& o, const st
          "warning), or the first bug class it names. Its first finding:</p>\n<ul>\n";
     for (const auto& s : r.series) {
       if (!s.judge.judged) continue;
-      h += "<li><code>" + html_escape(s.name) + "</code> (" + html_escape(s.judge.verdict) + "): " +
-           (s.judge.finding.empty() ? std::string("no finding") : html_escape(s.judge.finding)) + "</li>\n";
+      h += "<li><code>" + markup_escape(s.name) + "</code> (" + markup_escape(s.judge.verdict) + "): " +
+           (s.judge.finding.empty() ? std::string("no finding") : markup_escape(s.judge.finding)) + "</li>\n";
     }
     h += "</ul>\n";
   }
@@ -208,24 +197,24 @@ std::string report_html(const report_result& r, const write_options& o, const st
   if (r.certificate) {
     const auto& cert = *r.certificate;
     h += "<h2>Certificate: every position 0.." + integer(cert.max_position) + ", every band</h2>\n<p>From <code>" +
-         html_escape(cert.file) + "</code> (inputs sha256 <code>" + html_escape(cert.inputs_sha256.substr(0, 16)) +
-         "&hellip;</code>): verdict <b>" + html_escape(cert.verdict) + "</b>.</p>\n<table class=\"verdicts\">\n"
+         markup_escape(cert.file) + "</code> (inputs sha256 <code>" + markup_escape(cert.inputs_sha256.substr(0, 16)) +
+         "&hellip;</code>): verdict <b>" + markup_escape(cert.verdict) + "</b>.</p>\n<table class=\"verdicts\">\n"
          "<tr><th class=\"text\">implementation</th><th>verdict</th><th>worst error / allowance (band, p)</th>"
          "<th>worst applied angle error (rad)</th><th>worst position error (tokens)</th><th>first p over the angle "
          "threshold</th><th>first p over the token threshold</th><th>first p with applied(p) = applied(p+1)</th></tr>\n";
     for (const auto& x : cert.rows)
-      h += std::string("<tr class=\"") + (x.pass ? "pass" : "fail") + "\"><td class=\"text\"><code>" + html_escape(x.name) +
+      h += std::string("<tr class=\"") + (x.pass ? "pass" : "fail") + "\"><td class=\"text\"><code>" + markup_escape(x.name) +
            "</code></td><td class=\"verdict\">" + (x.pass ? "pass" : "fail") + "</td><td>" +
-           html_escape(short_number(x.worst_ratio)) + " (" + std::to_string(x.worst_ratio_band) + ", " +
-           never_or(x.worst_ratio_position) + ")</td><td>" + html_escape(short_number(x.worst_angle_rad)) + "</td><td>" +
-           html_escape(short_number(x.worst_position_tokens)) + "</td><td>" + never_or(x.first_angle_over) + "</td><td>" +
+           markup_escape(short_number(x.worst_ratio)) + " (" + std::to_string(x.worst_ratio_band) + ", " +
+           never_or(x.worst_ratio_position) + ")</td><td>" + markup_escape(short_number(x.worst_angle_rad)) + "</td><td>" +
+           markup_escape(short_number(x.worst_position_tokens)) + "</td><td>" + never_or(x.first_angle_over) + "</td><td>" +
            never_or(x.first_tokens_over) + "</td><td>" + never_or(x.first_equal) + "</td></tr>\n";
     h += "</table>\n";
   }
 
   // Plots.
   h += "<h2>Error against position</h2>\n";
-  if (!plot_note.empty()) h += "<p class=\"note\">" + html_escape(plot_note) + "</p>\n";
+  if (!plot_note.empty()) h += "<p class=\"note\">" + markup_escape(plot_note) + "</p>\n";
   std::size_t index = 0;
   for (const auto& p : main_plots) h += figure_html(p, index++);
   if (!source_plots.empty()) {
