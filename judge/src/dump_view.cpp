@@ -36,10 +36,14 @@ dump widen_tokens(const dump_view& v, const std::vector<int>& tokens) {
   s.y.resize(row * tokens.size());
   s.positions.reserve(tokens.size());
   std::size_t o = 0;
+  std::int64_t kept = 0;  // tokens before it are done with (an ascending list releases as it goes)
   for (int t : tokens) {
     s.positions.push_back(v.positions[static_cast<std::size_t>(t)]);
     for (int h = 0; h < v.heads; ++h)
       for (int j = 0; j < v.head_dim; ++j, ++o) s.x[o] = v.x_at(t, h, j), s.y[o] = v.y_at(t, h, j);
+    // The pages a read maps around each token (fault-around, large folios) would otherwise stay
+    // mapped between the spread tokens: most of the file.
+    if (v.done_with && t >= kept) v.done_with(kept, t + 1), kept = t + 1;
   }
   if (!v.position_rows.empty()) {  // M-RoPE: the same tokens of every row
     const std::size_t rows = v.position_rows.size() / static_cast<std::size_t>(v.tokens);

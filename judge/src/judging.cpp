@@ -245,7 +245,7 @@ void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_
         if (f.opt.progress && t0 == 0 && (k % 256 == 0 || k == full.tokens)) f.opt.progress(k, full.tokens);
       }
     }
-    if (full.done_reading) full.done_reading(c0, c1);
+    if (full.done_with) full.done_with(c0, c1);
   }
 }
 

@@ -9,7 +9,7 @@
 // Pass iff every element is within its allowance under the chosen reference (and finite).
 // Multi-threaded by token ranges, merged in token order: the verdict does not depend on threads.
 // The dump is read through a dump_view, in its own storage type (the element loop is instantiated per
-// type), chunk by chunk over each worker's tokens (dump_view::done_reading after each chunk).
+// type), chunk by chunk over each worker's tokens (dump_view::done_with after each chunk).
 #pragma once
 
 #include <cstdint>

@@ -302,7 +302,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     const auto row = static_cast<std::size_t>(heads * head_dim);
     const auto xs = x.bytes, ys = y.bytes;
     const std::size_t xw = dtype_size(x.type), yw = dtype_size(y.type);
-    out.d.done_reading = [=](std::int64_t first, std::int64_t end) {
+    out.d.done_with = [=](std::int64_t first, std::int64_t end) {
       const auto t0 = static_cast<std::size_t>(first), n = static_cast<std::size_t>(end - first);
       release(xs.subspan(t0 * row * xw, n * row * xw), x_mapped);
       release(ys.subspan(t0 * row * yw, n * row * yw), y_mapped);

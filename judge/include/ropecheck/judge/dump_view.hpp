@@ -109,10 +109,11 @@ struct dump_view {
   // y_sign[j] y_stored(y_src[j]).
   std::vector<double> x_sign, y_sign;
   std::vector<int> y_src;
-  // Called by the judging after it has read tokens [first, end) of every head (from its worker threads,
-  // ranges never overlapping): a door may drop those bytes from memory (a mapping's pages, which a later
-  // read maps again). Unset: nothing is called.
-  std::function<void(std::int64_t first, std::int64_t end)> done_reading;
+  // Called when the judge is done with tokens [first, end) for now: by the judging after each chunk of
+  // tokens it has read (from its worker threads, ranges never overlapping), by widen_tokens as it goes
+  // through an ascending list (the tokens up to each one taken). A door may drop those bytes from memory
+  // (a mapping's pages, which a later read maps again). Unset: nothing is called.
+  std::function<void(std::int64_t first, std::int64_t end)> done_with;
 
   [[nodiscard]] bool identity() const noexcept { return x_sign.empty() && y_sign.empty() && y_src.empty(); }
   // Value j of (t, h), through the maps.
