@@ -25,6 +25,7 @@
 #include "plugin_audit.hpp"
 #include "plugin_child.hpp"
 #include "plugin_loader.hpp"
+#include "ropecheck/judge/classes.hpp"
 #include "support/safetensors_writer.hpp"
 
 #ifndef ROPECHECK_CLI
@@ -145,11 +146,12 @@ void expect_same_as_dump_audit(const plugin_case& c, const plugin_audit_result& 
   const cli_verdict cli = run_cli(path, r.declared, judge_flags);
   EXPECT_EQ(cli.pass, r.judged.pass) << c.name << judge_flags;
   EXPECT_EQ(cli.exit_code, r.judged.pass ? 0 : 1) << c.name << judge_flags;
-  // The door lists its own findings (plugin_*: what no dump can show) first, then the judge's in the
-  // judge's order; without findings of its own its exit code is the dump audit's.
+  // The door lists its own findings (about the calls, judge::class_kind::call: what no dump can show)
+  // first, then the judge's in the judge's order; without findings of its own its exit code is the dump
+  // audit's.
   const auto door = classes(r.findings);
   std::size_t own = 0;
-  while (own < door.size() && door[own].rfind("plugin_", 0) == 0) ++own;
+  while (own < door.size() && judge::is_call_failure(door[own])) ++own;
   if (own == 0) {
     EXPECT_EQ(cli.exit_code, r.exit_code) << c.name << judge_flags << ": the door's exit code";
   }
