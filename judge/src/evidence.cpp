@@ -138,9 +138,10 @@ std::vector<int> diagnosis_subset(const dump& d, int limit) {
   std::stable_sort(order.begin(), order.end(), [&](int l, int r) {
     return d.positions[static_cast<std::size_t>(l)] < d.positions[static_cast<std::size_t>(r)];
   });
-  std::vector<int> pick(order.begin(), order.begin() + 64);
-  const std::size_t rest = order.size() - 64, want = static_cast<std::size_t>(limit - 64);
-  for (std::size_t k = 0; k < want; ++k) pick.push_back(order[64 + k * rest / want]);
+  constexpr std::size_t smallest = kDiagnosisSmallest;  // limit >= it (check_dump)
+  std::vector<int> pick(order.begin(), order.begin() + smallest);
+  const std::size_t rest = order.size() - smallest, want = static_cast<std::size_t>(limit) - smallest;
+  for (std::size_t k = 0; k < want; ++k) pick.push_back(order[smallest + k * rest / want]);
   std::sort(pick.begin(), pick.end());
   pick.erase(std::unique(pick.begin(), pick.end()), pick.end());
   return pick;

@@ -95,6 +95,9 @@ struct line {
 
 // The tokens the diagnosis looks at: all of them up to `limit`; otherwise the 64 smallest positions
 // (the unwrapping and the small-position cos/sin tests start there) and an even spread of the rest.
+// The diagnosis subset always holds this many of the smallest positions (audit_options::diagnosis_tokens
+// may not be smaller: judge.cpp's check_dump).
+inline constexpr int kDiagnosisSmallest = 64;
 [[nodiscard]] std::vector<int> diagnosis_subset(const dump& d, int limit);
 [[nodiscard]] dump take_tokens(const dump& d, const std::vector<int>& tokens);
 

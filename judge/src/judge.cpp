@@ -73,6 +73,9 @@ void check_dump(const dump_view& d, const rope_config& claimed, const audit_opti
     throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
   if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
     throw std::invalid_argument("audit: the tolerance override must be a positive number of ulps");
+  if (opt.diagnosis_tokens < kDiagnosisSmallest)  // the subset always holds the 64 smallest positions
+    throw std::invalid_argument(fmt("audit: diagnosis_tokens must be at least %d (the smallest positions are always "
+                                    "diagnosed), not %d", kDiagnosisSmallest, opt.diagnosis_tokens));
 }
 
 void order_findings(verdict& v) {

@@ -64,6 +64,26 @@ TEST(Diagnose, RejectsInconsistentDumps) {
   EXPECT_THROW((void)judge::audit(d, c), std::invalid_argument);
 }
 
+// The subset always holds the 64 smallest positions: a smaller diagnosis_tokens is an error (it read out
+// of range before), 64 itself is accepted, on a dump of more tokens than that.
+TEST(Diagnose, DiagnosisTokensBelowTheSmallestPositionsAreRejected) {
+  const auto c = claimed_config();
+  const auto d = make_dump<float>(rope_geometry::of(c), hf_angle<float>(c), kPos, kPos, "float32");
+  ASSERT_GT(d.tokens, 64);
+  judge::audit_options o;
+  o.diagnosis_tokens = 63;
+  try {
+    (void)judge::audit(d, c, o);
+    ADD_FAILURE() << "diagnosis_tokens 63 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "audit: diagnosis_tokens must be at least 64 (the smallest positions are always diagnosed), not 63");
+  }
+  o.diagnosis_tokens = 64;
+  const auto v = judge::audit(d, c, o);
+  EXPECT_TRUE(v.pass);
+  EXPECT_EQ(v.tokens_diagnosed, 64);
+}
+
 // ggml forms theta_i by repeated fp32 products (2-4x the HF angle error, DESIGN): a careful fp32
 // implementation, so it passes, with the drift as a warning at most.
 TEST(Diagnose, GgmlAnglesPassWithAWarning) {

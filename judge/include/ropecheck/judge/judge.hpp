@@ -153,7 +153,7 @@ struct audit_options {
   };
   std::vector<other_layer> other_layers;
   int threads = 0;                     // 0: all cores; the verdict does not depend on it
-  int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset
+  int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset (at least 64)
   std::function<void(std::int64_t done, std::int64_t total)> progress;  // tokens judged
 };
 
