@@ -147,29 +147,6 @@ std::vector<int> diagnosis_subset(const dump& d, int limit) {
   return pick;
 }
 
-dump take_tokens(const dump& d, const std::vector<int>& tokens) {
-  dump s;
-  s.dtype = d.dtype;
-  s.heads = d.heads;
-  s.head_dim = d.head_dim;
-  s.tokens = static_cast<int>(tokens.size());
-  const std::size_t row = static_cast<std::size_t>(d.heads) * static_cast<std::size_t>(d.head_dim);
-  s.x.reserve(row * tokens.size());
-  s.y.reserve(row * tokens.size());
-  for (int t : tokens) {
-    s.positions.push_back(d.positions[static_cast<std::size_t>(t)]);
-    const auto o = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * row);
-    s.x.insert(s.x.end(), d.x.begin() + o, d.x.begin() + o + static_cast<std::ptrdiff_t>(row));
-    s.y.insert(s.y.end(), d.y.begin() + o, d.y.begin() + o + static_cast<std::ptrdiff_t>(row));
-  }
-  if (!d.position_rows.empty()) {  // M-RoPE: the same tokens of every row
-    const std::size_t rows = d.position_rows.size() / static_cast<std::size_t>(d.tokens);
-    for (std::size_t r = 0; r < rows; ++r)
-      for (int t : tokens) s.position_rows.push_back(d.position_rows[r * static_cast<std::size_t>(d.tokens) + static_cast<std::size_t>(t)]);
-  }
-  return s;
-}
-
 std::vector<int> by_position(const dump& d) {
   std::vector<int> order(static_cast<std::size_t>(d.tokens));
   std::iota(order.begin(), order.end(), 0);

@@ -99,7 +99,6 @@ struct line {
 // may not be smaller: judge.cpp's check_dump).
 inline constexpr int kDiagnosisSmallest = 64;
 [[nodiscard]] std::vector<int> diagnosis_subset(const dump& d, int limit);
-[[nodiscard]] dump take_tokens(const dump& d, const std::vector<int>& tokens);
 
 // Token indices in increasing position (stable).
 [[nodiscard]] std::vector<int> by_position(const dump& d);

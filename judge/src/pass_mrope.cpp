@@ -2,6 +2,7 @@
 // the rows and the sections re-judged on the diagnosis subset, then the 1-D judge on the text tokens.
 #include "pass_mrope.hpp"
 #include "ropecheck/judge/classes.hpp"
+#include "ropecheck/judge/dump_view.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -160,7 +161,7 @@ bool structural(const mrope_frame& f, const std::vector<int>& mm, const std::vec
 // (all of them on a failure, the drift warning on a pass).
 bool text_findings(const mrope_frame& f, const std::vector<int>& text, verdict& v) {
   if (text.empty()) return false;
-  dump sub = take_tokens(f.d, text);
+  dump sub = widen_tokens(view_of(f.d), text);  // the text tokens (doubles to doubles: exact)
   sub.position_rows.clear();
   rope_config plain = f.jf.claimed;
   plain.mrope = mrope_kind::none;

@@ -132,7 +132,7 @@ struct dump_view {
 [[nodiscard]] dump_view view_of(const dump& d);
 
 // The tokens given (in that order) widened into a dump: x and y through the view's maps, positions
-// and rows of those tokens (the diagnosis subset; take_tokens of the widened dump, equal to it).
+// and rows of those tokens (the diagnosis subset; M-RoPE's text tokens, through view_of).
 [[nodiscard]] dump widen_tokens(const dump_view& v, const std::vector<int>& tokens);
 // Every token widened (tests, and the doors that need the doubles).
 [[nodiscard]] dump widen(const dump_view& v);
