@@ -60,6 +60,25 @@ void expect_layouts_agree_under_the_coordinate_permutation() {
               std::to_string(pos));
 }
 
+// Where positions are drawn follows the compute type's precision (scalar_traits<C>::digits >= 53, double
+// at equality), never the implementation's name: a double kernel named like a float one still gets 2^31.
+TEST(DrawRange, wide_compute_is_the_compute_types_precision_not_the_name) {
+  const named_config nc{"llama2", *find_preset("llama2-7b")};
+  const rope_config& c = nc.cfg;
+  const auto dbl = bind_kernel<double, double>("not_named_so", nc, direct_angle<double>(c), direct_model<double>(nc));
+  const auto ld = bind_kernel<long double, long double>("x", nc, direct_angle<long double>(c), direct_model<long double>(nc));
+  const auto flt = bind_kernel<float, float>("double_in_name", nc, direct_angle<float>(c), direct_model<float>(nc));
+  const auto bf = bind_kernel<bfloat16, float>("x", nc, hf_angle<float>(c), hf_model<float>(nc));
+  EXPECT_TRUE(dbl.wide_compute);
+  EXPECT_TRUE(ld.wide_compute);
+  EXPECT_FALSE(flt.wide_compute);
+  EXPECT_FALSE(bf.wide_compute);
+  ASSERT_GT(dbl.max_position, std::int64_t{1} << 24);
+  EXPECT_EQ(draw_max(dbl), dbl.max_position);  // min(its contract, 2^31)
+  EXPECT_EQ(draw_max(flt), std::int64_t{1} << 24);
+  EXPECT_TRUE(bind_mpfr_kernel(nc).wide_compute);
+}
+
 TEST(LayoutProperty, interleaved_and_half_split_kernels_agree_bit_for_bit_under_the_coordinate_permutation) {
   ROPECHECK_EXPECT_PROPERTY("layouts_coordinate_permutation/float_hf",
                             (expect_layouts_agree_under_the_coordinate_permutation<float, float, hf_angle<float>>));
