@@ -27,6 +27,8 @@ constexpr std::array kCatalogue{
     class_info{c::cos_sin_low_precision, k::bug, "cos/sin rounded to bf16/fp16 (a low-precision cache)"},
     class_info{c::fast_sincos, k::bug, "an approximate sin/cos whose error does not grow with position"},
     class_info{c::rotation_reversed, k::bug, "every token rotated at -p: sin's sign flipped, the conjugate rotation"},
+    class_info{c::heads_wrong, k::bug, "some heads are not rotated as the others: copied, unwritten, another head's or rotated wrong"},
+    class_info{c::cos_sin_accumulated, k::bug, "a cos/sin table grown by recurrence: the error grows with the distance from its anchors"},
     class_info{c::non_finite, k::bug, "NaN or infinity in the outputs"},
     class_info{c::not_hf_convention, k::bug, "exact angles where HF's fp32 angles were asked for"},
     class_info{c::not_ggml_convention, k::bug, "exact angles where ggml's fp32 angles were asked for"},
