@@ -10,6 +10,8 @@
 // 2. Diagnosis (only when it fails, except the fp32 drift warning on a pass), on the diagnosis
 //    subset of a large dump (evidence.cpp: the implied gains g per (token, band) for a pairing,
 //    implied positions, line fits). One pass per hypothesis family (passes.hpp):
+//      pass_heads.cpp        each head alone: copied, unwritten, another head's (then the rest on the
+//                            heads rotated wrong)
 //      pass_pairing.cpp      layout, rotary dim (the pairing every later pass works on)
 //      pass_magnitude.cpp    attention factor
 //      pass_positions.cpp    offset, constant, wrong tokens, low-precision positions, linear factor
@@ -172,6 +174,18 @@ verdict audit_forward(const dump_view& given, const rope_config& claimed, const 
   // The other direction first: one finding explains every cell (direction.cpp), the subset as a cheap
   // test before the whole dump.
   if (try_reversed && reversed_hypothesis(jf, partial ? &d : nullptr, stated, v)) {
+    order_findings(v);
+    return v;
+  }
+  // Each head alone (pass_heads.cpp): when some heads are not rotated as the others, heads_wrong, and the
+  // rest of the diagnosis on the heads rotated wrong only (none: heads_wrong alone).
+  if (const heads_evidence H = pass_heads(c, jf); H.named) {
+    if (!H.wrong.empty()) {
+      const dump dw = heads_of(d, H.wrong);
+      const context cw{dw, claimed, ref, AL, seq_len, c.pmin, c.pmax, c.pabs, c.af, c.uT, v};
+      const pairing_choice pw = pass_pairing(cw, gains(dw, claimed.pair_layout, claimed.rotary_dim));
+      diagnose(cw, pw.cands[pw.best]);
+    }
     order_findings(v);
     return v;
   }

@@ -13,7 +13,10 @@
 //                       af (|x_a| + |x_b|) <= sqrt(2) af |z|, so an angle error of up to sqrt(2)
 //                       fixed hides in it), which bounds the noise of arg g at small |p theta|
 // Beyond it the finding is `unexplained`, naming the tokens (position range) and the bands where
-// the residual sits. (A warning on a pass, within the allowance, needs no such test.)
+// the residual sits. Before either, pass_accumulated.cpp: an error that resets at anchors every P
+// positions (angle or magnitude: a recurrence's |g| drifts while its angle may stay within fp32
+// drift) is a cos/sin table grown by recurrence, neither drift nor unexplained. (A warning on a
+// pass, within the allowance, needs no such test.)
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -121,6 +124,7 @@ void drift_warning(const context& c, const pairing& claimed_pairing) {
 }
 
 void drift_after_frequencies(const context& c, const explanation& e, const frequency_evidence& f) {
+  if (pass_accumulated(c, e)) return;  // the error resets at anchors (pass_accumulated.cpp): not drift
   const drift_bound B = bound_of(c);
   const residual r = locate(c, e, B);
   if (!within_fp32_drift(r.worst_ratio, 1)) {  // the largest error/bound, over a bound of 1
@@ -139,6 +143,7 @@ void drift_after_frequencies(const context& c, const explanation& e, const frequ
 }
 
 void drift_after_cos_sin(const context& c, const explanation& e) {
+  if (pass_accumulated(c, e)) return;  // the error resets at anchors (pass_accumulated.cpp): not drift
   const drift_bound B = bound_of(c);
   const residual r = locate(c, e, B);
   if (!within_fp32_drift(r.worst_ratio, 1)) {  // the largest error/bound, over a bound of 1

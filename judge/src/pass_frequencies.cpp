@@ -5,6 +5,7 @@
 // increasing p, each step reduced to (-pi, pi] around the current fit) gives theta'_i:
 //   theta'_i = bf16/fp16(fp32 theta_i) in >= 90% of the informative bands -> inv_freq_low_precision
 //   another scaling rule / factor / none fits every band to 1e-3          -> scaling_wrong
+//   the claimed rule with other parameters (pass_scaling_fit.cpp)          -> scaling_wrong
 //   the claimed base over head_dim                                         -> rotary_dim_wrong
 //   base^(-2i/d) with base from theta'_1/theta'_0                          -> base_wrong (or
 //                                   dynamic_ntk_not_reset when it is a dynamic claim's larger base)
@@ -272,18 +273,11 @@ bool inv_freq_grid(const frame& F, const band_fits& B) {
   return false;
 }
 
-// Largest relative disagreement of a hypothesis with the fitted frequencies, over the bands whose
-// fit is precise enough to judge (slope noise < 5e-4: in bf16 dumps the slowest bands turn too
-// little to be fitted to 1e-3); needs a quarter of the bands (at least 2).
+// Largest relative disagreement of a hypothesis with the fitted frequencies over the precisely
+// fitted bands (frequency_mismatch, pass_scaling_fit.cpp: the one measure every hypothesis is judged by).
 double mismatch(const band_fits& B, int ub, const std::vector<double>& hyp) {
-  double m = 0;
-  int used = 0;
-  for (int i = 0; i < ub && i < static_cast<int>(hyp.size()); ++i) {
-    if (B.noise[static_cast<std::size_t>(i)] >= 5e-4) continue;
-    ++used;
-    m = std::max(m, std::fabs(B.fit[static_cast<std::size_t>(i)] / hyp[static_cast<std::size_t>(i)] - 1));
-  }
-  return used >= std::max(2, ub / 4) ? m : std::numeric_limits<double>::infinity();
+  std::vector<double> h(hyp.begin(), hyp.begin() + std::min<std::ptrdiff_t>(ub, static_cast<std::ptrdiff_t>(hyp.size())));
+  return frequency_mismatch(B.fit, B.noise, h);
 }
 
 // The bands mismatch() judges on.
@@ -389,6 +383,8 @@ bool named_schedule(const frame& F, const band_fits& B, bool may_leave_unexplain
             "agree to %.2g (the claimed base is off by up to %.3g relative in band %d)",
             b_show, claimed.base, ratio, b_est, agree.c_str(), mis_b, B.max_rel, B.max_rel_band),
         0.95);
+  } else if (pass_scaling_fit(c, F.e, fitted_frequencies{B.fit, B.noise, B.max_rel, B.max_rel_band})) {
+    // the claimed rule's shape with other parameters (pass_scaling_fit.cpp): named there
   } else if (!scan_hypotheses(F) && !scan_base(F)) {
     // No schedule fits (a base equal to the claimed one fitted to the precise bands is none either):
     // not base_wrong, whose model is one base for every band.

@@ -8,12 +8,15 @@
 //   pass_frequencies  per-band frequencies when positions alone do not explain the angles: base_wrong,
 //                     scaling_wrong, dynamic_ntk_not_reset, rotary_dim_wrong (theta over head_dim),
 //                     inv_freq_low_precision
+//   pass_scaling_fit  (called by pass_frequencies) parameter fits inside a scaling rule: scaling_wrong
 //   pass_angle_precision  angles formed in a 16-bit type (eager bf16/fp16): angle_low_precision, when
 //                     inv_freq alone in 16 bits does not explain as much (positions alone are named
 //                     by pass_positions, earlier); before pass_frequencies when positions do not
 //                     explain, else after pass_cos_sin
 //   pass_cos_sin      the cos/sin error at small positions: fast_sincos, cos_sin_low_precision
 //   pass_drift        angle error growing with position: angle_drift_fp32, or unexplained
+//   pass_accumulated  (called from pass_drift / pass_frequencies where unexplained would be named) the
+//                     error resets at anchors every P positions: cos_sin_accumulated
 // Every pass after pass_pairing works on the cells of the pairing it chose (an explanation), so
 // findings never contradict each other; each pass adds only what the explanation so far leaves open.
 // Covered by tests/judge/pass_<family>_test.cpp, one per pass (their thresholds tested at equality on
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +57,8 @@ struct explanation {
   [[nodiscard]] int bands() const { return P.bands(); }
   [[nodiscard]] const cell& at(int t, int i) const { return P.at(t, i); }
 };
+
+struct judging_frame;  // judging.hpp
 
 // ---- pass_pairing.cpp ----
 struct pairing_choice {
@@ -142,5 +148,81 @@ void drift_after_cos_sin(const context& c, const explanation& e);
 // `unexplained`, naming the tokens and bands whose angles exceed the fp32 drift bound; `what` says
 // which hypotheses were tried.
 void residual_unexplained(const context& c, const explanation& e, const std::string& what);
+
+// ---- pass_scaling_fit.cpp ----  run by pass_frequencies before `unexplained`: when the claimed rule
+// (or linear scaling) has the shape of the fitted frequencies but not the numbers, the parameter
+// values that fit (factor, original length, YaRN betas, Llama-3 band factors, the blend weight
+// inverted), each evaluated through the rule itself. True when scaling_wrong was named.
+struct fitted_frequencies {
+  const std::vector<double>& fit;    // per band: the line fit's slope
+  const std::vector<double>& noise;  // per band: its relative noise
+  double claim_max_rel = 0;          // the claim's largest relative error over every band, and its band
+  int claim_max_rel_band = 0;
+};
+bool pass_scaling_fit(const context& c, const explanation& e, const fitted_frequencies& F);
+// Largest |fit_i / hyp_i - 1| over the bands fitted precisely enough to judge (noise < 5e-4: in bf16
+// dumps the slowest bands turn too little to be fitted to 1e-3); infinity unless a quarter of the
+// bands (at least 2) are. The one measure every schedule hypothesis is judged by.
+[[nodiscard]] double frequency_mismatch(const std::vector<double>& fit, const std::vector<double>& noise,
+                                        const std::vector<double>& hyp);
+// A fit is named when it agrees within the schedule hypotheses' tolerance (mismatch < 1e-3; 1e-3
+// itself does not), the claim does not (>= 1e-3) and the claim leaves more than 10x the fit's mismatch.
+[[nodiscard]] bool scaling_fit_accepted(double fit_mismatch, double claim_mismatch);
+
+// ---- pass_accumulated.cpp ----  a cos/sin table grown by recurrence from anchors every P positions:
+// the error resets at the anchors. True when cos_sin_accumulated was named (called where pass_drift.cpp
+// and pass_frequencies.cpp would name unexplained).
+bool pass_accumulated(const context& c, const explanation& e);
+// The reset's window: the tokens m .. m + 8 after a multiple m of P, m - 8 .. m - 1 before it (the probe
+// set's +-8 straddles, ropecheck/judge/probe.hpp); a token at p mod P <= 8 is <= 8 steps from an anchor.
+inline constexpr std::int64_t kResetWindow = 8;
+// An element's error / allowance inside the allowance: <= 1 (the allowance itself is inside).
+[[nodiscard]] bool within_allowance(double ratio);
+// A reset: the largest error/allowance before m outside (> 1), after it inside (<= 1), and before at
+// least 4 times after. A smooth error (drift, a frequency error) changes by 16/m relative over the
+// window (< 7% for m >= 256); 4 leaves the margin of a step-wise recurrence. 4 itself is a reset.
+inline constexpr double kResetRatio = 4;
+[[nodiscard]] bool is_reset(double before, double after);
+// The smallest period considered: the window (0..8) is at most about a quarter of it.
+inline constexpr std::int64_t kMinPeriod = 32;
+struct accumulated_evidence {
+  std::vector<std::int64_t> resets;  // the reset points m
+  double reset_ratio = 0;            // the largest before/after at a reset
+  double before = 0;                 // the largest error/allowance just before a reset
+  std::int64_t p_lo = 0;             // the smallest period every token near its multiples allows (0: none)
+  std::int64_t p_hi = 0;             // the largest power of two dividing every reset point
+  std::int64_t p_up = 0;             // the largest period leaving every probed multiple of p_lo an anchor
+  double worst = 0;                  // the largest error/allowance and its position
+  std::int64_t worst_pos = 0;
+};
+// From r(p), each position's largest |g / af - e^{i phi}| / allowance (pass_accumulated.cpp's rule).
+[[nodiscard]] accumulated_evidence accumulated_of(const std::map<std::int64_t, double>& r);
+// A reset seen and a period that explains it: P_lo found, and P_lo <= P_hi (every reset at its multiple).
+// Its place among the findings: above unexplained (0.3) and the drift findings (<= 0.7) it replaces.
+inline constexpr double kAccumulatedConfidence = 0.8;
+[[nodiscard]] bool accumulated_named(const accumulated_evidence& a);
+
+// ---- pass_heads.cpp ----  each head of the diagnosis subset judged alone, in the claim's frame.
+enum class head_state : std::uint8_t { right, copied, unwritten, other_head, wrong };
+struct head_judgement {
+  head_state state = head_state::right;
+  int source = -1;         // other_head: the head whose input it was rotated from
+  double worst_ratio = 0;  // its own largest error / allowance
+};
+struct heads_evidence {
+  std::vector<head_judgement> heads;  // one per head (empty for one head)
+  bool named = false;                 // heads_wrong was named
+  std::vector<int> wrong;             // the heads rotated wrong: the rest of the diagnosis is theirs
+};
+[[nodiscard]] heads_evidence pass_heads(const context& c, const judging_frame& jf);
+// heads_wrong's place among the findings: before every class a pass names on the wrong heads (<= 0.96).
+inline constexpr double kHeadsWrongConfidence = 0.97;
+// The heads differ: not all in one state among copied / unwritten / wrong (a bug they share is the
+// other passes'), at least 2 of them.
+[[nodiscard]] bool heads_differ(const std::vector<head_judgement>& heads);
+// "head 2", "heads 1..3", "heads 0, 2..3".
+[[nodiscard]] std::string head_list(const std::vector<int>& heads);
+// Those heads of d (in that order), every token.
+[[nodiscard]] dump heads_of(const dump& d, const std::vector<int>& heads);
 
 }  // namespace ropecheck::judge::detail

@@ -119,16 +119,17 @@ unset(ROPECHECK_TORCH_VLLM_TRANSFORMERS)
 
 # --- mrope_yarn: MRotaryEmbedding (contiguous [16, 24, 24]) with YaRN factor 4 over original 32768 on
 # Qwen2.5-VL's config: vLLM enlarges max_position 4x before YaRN's inv_freq, so the correction range is taken
-# at 131072 (bands 30..47 ramp instead of 23..40). The range at 32768 (transformers' YaRN) instead fails;
-# ropecheck has no hypothesis for another YaRN original length ("unexplained", bands 24..46 off). Read as
-# transformers reads the file, the correct vLLM dump fails the same way.
+# at 131072 (bands 30..47 ramp instead of 23..40). The range at 32768 (transformers' YaRN) instead fails,
+# named by the YaRN parameter fit (judge/src/pass_scaling_fit.cpp): scaling_wrong, "YaRN with
+# original_max_position_embeddings 32768 (claimed 131072)". Read as transformers reads the file, the
+# correct vLLM dump fails the same way.
 foreach(dt float32 bfloat16)
   ropecheck_torch_vllm_case(mrope_yarn_${dt} 0 - mrope_yarn --dtype ${dt})
-  ropecheck_torch_vllm_case(mrope_yarn_${dt}_correction_at_original 1 unexplained mrope_yarn --dtype ${dt}
+  ropecheck_torch_vllm_case(mrope_yarn_${dt}_correction_at_original 1 scaling_wrong mrope_yarn --dtype ${dt}
                             --bug correction_at_original)
 endforeach()
 set(ROPECHECK_TORCH_VLLM_TRANSFORMERS ON)
-ropecheck_torch_vllm_case(mrope_yarn_float32_transformers_reading 1 unexplained mrope_yarn --dtype float32)
+ropecheck_torch_vllm_case(mrope_yarn_float32_transformers_reading 1 scaling_wrong mrope_yarn --dtype float32)
 unset(ROPECHECK_TORCH_VLLM_TRANSFORMERS)
 
 # --- xdrope: XDRotaryEmbedding (DynamicNTKAlphaRotaryEmbedding with xdrope_section) on a llama config.json,

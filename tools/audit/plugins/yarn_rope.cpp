@@ -11,6 +11,12 @@
 // is apply_rotary_pos_emb's, half-split, in fp32.
 //
 //   BUG_NO_ATTENTION_FACTOR   cos and sin are not multiplied by the attention factor
+//   BUG_YARN_ORIGINAL_SHORT   the correction range is computed with an original length of 1024, a
+//                             quarter of the 4096 it declares (the ramp moves to faster bands)
+//   BUG_YARN_FACTOR_INVERTED  ggml's freq_scale passed as the factor instead of 1/factor
+//                             (ggml/src/ggml-cpu/ops.cpp rope_yarn: theta_interp = freq_scale *
+//                             theta_extrap, mscale *= 1 + 0.1 logf(1/freq_scale)): the interpolated
+//                             bands are multiplied by 4, the magnitude is 1 + 0.1 ln(1/4)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,8 +32,19 @@ constexpr double factor = 4.0;
 constexpr std::int64_t original_max = 4096;
 constexpr double beta_fast = 32.0, beta_slow = 1.0;
 
+#ifdef BUG_YARN_ORIGINAL_SHORT
+constexpr std::int64_t ramp_original_max = original_max / 4;
+#else
+constexpr std::int64_t ramp_original_max = original_max;
+#endif
+#ifdef BUG_YARN_FACTOR_INVERTED
+constexpr double used_factor = 1 / factor;
+#else
+constexpr double used_factor = factor;
+#endif
+
 double correction_dim(double rotations) {
-  return (dim * std::log(static_cast<double>(original_max) / (rotations * 2 * 3.14159265358979323846))) /
+  return (dim * std::log(static_cast<double>(ramp_original_max) / (rotations * 2 * 3.14159265358979323846))) /
          (2 * std::log(base));
 }
 
@@ -40,7 +57,7 @@ const std::vector<float>& inv_freq() {
     for (int i = 0; i < dim / 2; ++i) {
       const float pos_freq = std::pow(static_cast<float>(base), static_cast<float>(2 * i) / static_cast<float>(dim));
       const float extrapolation = 1.0f / pos_freq;
-      const float interpolation = 1.0f / (static_cast<float>(factor) * pos_freq);
+      const float interpolation = 1.0f / (static_cast<float>(used_factor) * pos_freq);
       const float ramp = std::clamp((static_cast<float>(i) - static_cast<float>(low)) / static_cast<float>(high - low),
                                     0.0f, 1.0f);
       const float extrapolation_factor = 1.0f - ramp;
@@ -55,7 +72,7 @@ const std::vector<float>& inv_freq() {
 #ifdef BUG_NO_ATTENTION_FACTOR
 constexpr float attention_scaling = 1.0f;
 #else
-const float attention_scaling = static_cast<float>(0.1 * std::log(factor) + 1.0);
+const float attention_scaling = static_cast<float>(0.1 * std::log(used_factor) + 1.0);
 #endif
 
 }  // namespace
