@@ -2,7 +2,10 @@
 // audit of a 128-dim fp32 kernel (the HF-style example plugin, tools/audit/plugins/hf_rope.cpp) with
 // the default settings (child process, 100 cases per property), repeated, printing the probe, the
 // judge and each property side by side, and the same audit with apply() in this process to show
-// what the child process costs. Target: well under 10 s on a 2-core machine.
+// what the child process costs. The probe is applied in both call forms (ropecheck/judge/probe.hpp
+// plan_calls: prefill, twice for the repeat check, and decode, one token a call), each judged:
+// prefill seconds, decode seconds, judge seconds (both verdicts), their total. Targets on a 2-core
+// machine: probe + judge of both forms < 1 s; the whole audit well under 10 s.
 //
 //   bench_plugin_audit [plugin.so] [repetitions]
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "plugin_audit.hpp"
+#include "ropecheck/judge/probe.hpp"
 
 #ifndef ROPECHECK_BENCH_PLUGIN
 #error "ROPECHECK_BENCH_PLUGIN must name the fp32 example plugin"
@@ -21,7 +25,7 @@
 namespace {
 
 struct timing {
-  double total = 0, probe = 0, judge = 0;
+  double total = 0, prefill = 0, decode = 0, judge = 0;
   std::vector<double> properties;
 };
 
@@ -33,7 +37,8 @@ timing run(const std::string& lib, bool isolate, ropecheck::audit::plugin_audit_
   last = ropecheck::audit::audit_plugin(lib, o);
   timing t;
   t.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  t.probe = last.seconds_probe;
+  t.prefill = last.form_result(ropecheck::judge::call_form::prefill).seconds_probe;
+  t.decode = last.form_result(ropecheck::judge::call_form::decode).seconds_probe;
   t.judge = last.seconds_judge;
   for (const auto& p : last.properties) t.properties.push_back(p.seconds);
   return t;
@@ -59,13 +64,21 @@ int main(int argc, char** argv) {
     for (const auto& t : ts) v.push_back(get(t));
     return median(v);
   };
-  std::printf("verdict: %s, %d tokens x %d heads probed, %lld values judged\n\n", last.passed ? "PASS" : "FAIL",
-              last.probe.tokens, last.probe.heads, static_cast<long long>(last.judged.elements));
+  const auto& prefill = last.form_result(ropecheck::judge::call_form::prefill);
+  const auto& decode = last.form_result(ropecheck::judge::call_form::decode);
+  std::printf("verdict: %s, %d tokens x %d heads probed in %zu prefill calls (twice) and %d decode calls, %lld values "
+              "judged a form\n\n",
+              last.passed ? "PASS" : "FAIL", prefill.probe.tokens, prefill.probe.heads,
+              ropecheck::judge::plan_calls(ropecheck::judge::make_probe(last.declared, last.seed), ropecheck::judge::call_form::prefill).size(),
+              decode.probe.tokens, static_cast<long long>(prefill.judged.elements));
   std::printf("%-36s %14s %14s\n", "step", "child process", "in process");
-  std::printf("%-36s %12.4f s %12.4f s\n", "probe (2 calls)", col(child, [](const timing& t) { return t.probe; }),
-              col(inproc, [](const timing& t) { return t.probe; }));
-  std::printf("%-36s %12.4f s %12.4f s\n", "judge", col(child, [](const timing& t) { return t.judge; }),
-              col(inproc, [](const timing& t) { return t.judge; }));
+  const auto row = [&](const char* name, auto get) {
+    std::printf("%-36s %12.4f s %12.4f s\n", name, col(child, get), col(inproc, get));
+  };
+  row("probe in prefill calls (2 passes)", [](const timing& t) { return t.prefill; });
+  row("probe in decode calls", [](const timing& t) { return t.decode; });
+  row("judge (both forms)", [](const timing& t) { return t.judge; });
+  row("probe + judge, both forms (< 1 s)", [](const timing& t) { return t.prefill + t.decode + t.judge; });
   double props_child = 0, props_inproc = 0;
   for (std::size_t k = 0; k < last.properties.size(); ++k) {
     const double a = col(child, [k](const timing& t) { return t.properties[k]; });

@@ -25,6 +25,10 @@ struct driven_kernel {
   std::int64_t max_position = (std::int64_t{1} << 31) - 1;
   bool negative_positions = true;
   bool has_inverse = true;
+  // The sequence length the length-dependent rules (dynamic NTK, LongRoPE's short/long factors) are
+  // evaluated at: the judge's on the probe set (its last position + 1, judge.hpp audit_options::seq_len),
+  // so that the properties and the judge ask the kernel for one convention. 0: the rule's own default.
+  std::int64_t seq_len = 0;
   std::function<long double(long double)> to_storage;
   std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
                      rotation_sense)>
@@ -35,12 +39,12 @@ inline rope_under_test judged_binding(const driven_kernel& k, bool fp32_angles) 
   rope_under_test r;
   r.name = k.name;
   r.declared = k.declared;
-  r.seq_len = 0;
+  r.seq_len = k.seq_len;
   r.max_position = k.max_position;
   r.wide_compute = k.wide_compute;
   r.negative_positions = k.negative_positions;
   r.has_inverse = k.has_inverse;
-  r.ref = std::make_shared<const reference::rope_reference>(k.declared, 0);
+  r.ref = std::make_shared<const reference::rope_reference>(k.declared, k.seq_len);
   r.to_storage = k.to_storage;
   r.rotate = k.rotate;
   const auto ref = r.ref;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "property_runner.hpp"
+#include "ropecheck/judge/probe.hpp"
 
 namespace ropecheck::conformance::detail {
 namespace {
@@ -73,6 +74,10 @@ test::driven_kernel driven(const kernel& k, const resolved& r) {
   d.dtype = k.dtype;
   d.wide_compute = k.compute_digits >= 53;
   d.max_position = r.max_position;
+  // The judge's sequence length on the probe set (judge_probe.cpp probe_for: the positions within the
+  // adapter's limit), so the properties ask the length-dependent rules (LongRoPE, dynamic NTK) what it asks.
+  for (const std::int64_t p : judge::probe_positions(r.declared))
+    if (r.opts.max_position <= 0 || p <= r.opts.max_position) d.seq_len = std::max(d.seq_len, p + 1);
   d.negative_positions = r.opts.negative_positions;
   d.has_inverse = r.opts.inverse || r.opts.negative_positions;
   d.to_storage = k.round;

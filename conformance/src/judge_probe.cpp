@@ -22,44 +22,39 @@ namespace {
 
 using judge::fmt;
 
-constexpr int max_prefill_tokens = 64;
+// conformance's call_form (a public name of the installed headers, which do not carry the judge's) as
+// the judge's: the one call plan of every door (ropecheck/judge/probe.hpp plan_calls).
+judge::call_form judge_form(call_form form) {
+  return form == call_form::prefill ? judge::call_form::prefill : judge::call_form::decode;
+}
 
-// Applies `p` in calls of the given form; y in the order of p's tokens.
+// Applies `p` in the calls of judge::plan_calls(p, form); y in the order of p's tokens. A prefilled
+// neighbour carries its probe token's inputs and its output is dropped.
 std::vector<long double> apply_probe(const kernel& k, const judge::probe_set& p, call_form form) {
   const std::size_t per_token = static_cast<std::size_t>(p.heads) * static_cast<std::size_t>(p.head_dim);
-  std::vector<long double> x(p.x.begin(), p.x.end()), y(x.size());
-  int t = 0;
-  while (t < p.tokens()) {
-    int n = 1;
-    if (form == call_form::prefill)
-      while (t + n < p.tokens() && n < max_prefill_tokens &&
-             p.positions[static_cast<std::size_t>(t + n)] == p.positions[static_cast<std::size_t>(t + n - 1)] + 1)
-        ++n;
+  std::vector<long double> y(p.x.size());
+  std::vector<long double> xc, yc;
+  for (const judge::probe_call& pc : judge::plan_calls(p, judge_form(form))) {
+    const std::size_t tokens = pc.positions.size();
+    xc.assign(tokens * per_token, 0.0L);
+    yc.assign(tokens * per_token, 0.0L);
+    for (std::size_t j = 0; j < tokens; ++j) {
+      // the call's token j is probe token first + (j - probe_at), clamped onto the carried ones (the neighbour)
+      const auto rel = std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(j) - pc.probe_at, 0, pc.count - 1);
+      const std::size_t src = (static_cast<std::size_t>(pc.first) + static_cast<std::size_t>(rel)) * per_token;
+      std::copy(p.x.begin() + static_cast<std::ptrdiff_t>(src), p.x.begin() + static_cast<std::ptrdiff_t>(src + per_token),
+                xc.begin() + static_cast<std::ptrdiff_t>(j * per_token));
+    }
     call c;
     c.heads = p.heads;
     c.head_dim = p.head_dim;
-    const std::size_t at = static_cast<std::size_t>(t) * per_token, len = static_cast<std::size_t>(n) * per_token;
-    if (form == call_form::prefill && n == 1) {
-      // An isolated probe position p is prefilled with a neighbour (p - 1, p): every prefill call has
-      // two tokens or more, so a kernel that treats one-token calls as decode steps is seen prefilling.
-      const std::int64_t pos = p.positions[static_cast<std::size_t>(t)];
-      const std::int64_t pair[2] = {pos > 0 ? pos - 1 : pos, pos > 0 ? pos : pos + 1};
-      const std::size_t mine = pos > 0 ? 1 : 0;
-      std::vector<long double> x2(2 * per_token), y2(2 * per_token);
-      for (std::size_t h = 0; h < 2; ++h)
-        std::copy(x.begin() + static_cast<std::ptrdiff_t>(at), x.begin() + static_cast<std::ptrdiff_t>(at + per_token),
-                  x2.begin() + static_cast<std::ptrdiff_t>(h * per_token));
-      c.positions = pair;
-      c.tokens = 2;
-      k.apply(x2, y2, c);
-      std::copy(y2.begin() + static_cast<std::ptrdiff_t>(mine * per_token),
-                y2.begin() + static_cast<std::ptrdiff_t>((mine + 1) * per_token), y.begin() + static_cast<std::ptrdiff_t>(at));
-    } else {
-      c.positions = std::span<const std::int64_t>(p.positions).subspan(static_cast<std::size_t>(t), static_cast<std::size_t>(n));
-      c.tokens = n;
-      k.apply(std::span<const long double>(x).subspan(at, len), std::span<long double>(y).subspan(at, len), c);
-    }
-    t += n;
+    c.positions = pc.positions;
+    c.tokens = static_cast<int>(tokens);
+    k.apply(xc, yc, c);
+    const std::size_t from = static_cast<std::size_t>(pc.probe_at) * per_token;
+    std::copy(yc.begin() + static_cast<std::ptrdiff_t>(from),
+              yc.begin() + static_cast<std::ptrdiff_t>(from + static_cast<std::size_t>(pc.count) * per_token),
+              y.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(pc.first) * per_token));
   }
   return y;
 }
@@ -110,8 +105,7 @@ std::string verdict_lines(const kernel& k, const resolved& r, call_form form, co
   const judge::verdict& v = pv.v;
   const auto& at = v.reference == judge::reference_kind::exact ? v.from_exact : v.from_framework;
   std::string s = fmt("judge on %s of the probe set (%d tokens x %d heads, positions %lld..%lld, %s): %s against the %s reference%s\n",
-                      form == call_form::prefill ? "prefill calls (runs of consecutive positions, 2 to 64 tokens a call)"
-                                                 : "decode calls (one token a call)",
+                      judge::call_form_phrase(judge_form(form)),
                       pv.d.tokens, pv.d.heads, static_cast<long long>(pv.d.positions.front()),
                       static_cast<long long>(pv.d.positions.back()), k.dtype.c_str(),
                       v.pass && !pv.nondeterministic ? "PASS" : "FAIL",

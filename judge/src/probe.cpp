@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ropecheck::judge {
 namespace {
@@ -49,6 +50,54 @@ probe_set make_probe(const rope_config& c, std::uint64_t seed, int heads) {
     v = (k == 0 ? 1 : k) / 128.0;  // never zero: every pair is measurable
   }
   return s;
+}
+
+const char* call_form_phrase(call_form f) noexcept {
+  return f == call_form::prefill ? "prefill calls (runs of consecutive positions, 2 to 64 tokens a call)"
+                                 : "decode calls (one token a call)";
+}
+
+const char* to_string(call_form f) noexcept { return f == call_form::prefill ? "prefill" : "decode"; }
+
+std::vector<probe_call> plan_calls(const probe_set& p, call_form form) {
+  std::vector<probe_call> plan;
+  const auto at = [&p](int t) { return p.positions[static_cast<std::size_t>(t)]; };
+  const auto tokens = static_cast<std::size_t>(p.tokens());
+  if (tokens > 0 && p.position_rows.size() % tokens != 0)
+    throw std::invalid_argument("plan_calls: position_rows must hold rows * tokens positions");
+  const std::size_t rows = p.position_rows.empty() ? 0 : p.position_rows.size() / tokens;
+  // Token t + 1 goes on the call of token t: 1-D, its position is the next; M-RoPE, its row 0 stays
+  // or steps by one (see the header).
+  const auto continues = [&](int u) {
+    const std::int64_t step = at(u) - at(u - 1);
+    return step == 1 || (rows > 0 && step == 0);
+  };
+  int t = 0;
+  while (t < p.tokens()) {
+    int n = 1;
+    if (form == call_form::prefill)
+      while (t + n < p.tokens() && n < max_prefill_tokens && continues(t + n)) ++n;
+    probe_call c;
+    c.first = t;
+    c.count = n;
+    c.positions.assign(p.positions.begin() + t, p.positions.begin() + t + n);
+    if (form == call_form::prefill && n == 1) {
+      const std::int64_t pos = at(t);
+      c.has_neighbour = true;
+      c.neighbour = pos > 0 ? pos - 1 : pos + 1;
+      c.probe_at = pos > 0 ? 1 : 0;
+      c.positions.insert(c.positions.begin() + (pos > 0 ? 0 : 1), c.neighbour);
+    }
+    for (std::size_t r = 0; r < rows; ++r)  // this call's slice of every row; the neighbour a text token
+      for (int j = 0; j < static_cast<int>(c.positions.size()); ++j) {
+        const bool neighbour = c.has_neighbour && j != c.probe_at;
+        c.position_rows.push_back(neighbour ? c.neighbour
+                                            : p.position_rows[r * tokens + static_cast<std::size_t>(t + j - c.probe_at)]);
+      }
+    plan.push_back(std::move(c));
+    t += n;
+  }
+  return plan;
 }
 
 }  // namespace ropecheck::judge

@@ -3,14 +3,26 @@
  * A kernel written in any language (C, C++, Rust, Zig, a CUDA/CPU wrapper...) is built as a
  * shared library exporting the functions below with C linkage. `ropecheck` dlopen()s it, asks
  * it which convention it claims to implement (ropecheck_plugin_describe), and runs the property
- * suite against the MPFR reference of that convention through ropecheck_plugin_apply.
+ * suite against the MPFR reference of that convention through ropecheck_plugin_apply (or
+ * ropecheck_plugin_apply2, ABI 2).
  *
  * Plain C89 (plus <stdint.h>): no C++ in this header.
  *
  * Versioning: ROPECHECK_PLUGIN_ABI is the layout of struct ropecheck_convention and the
- * signatures below. A plugin writes the ABI it was compiled against into `abi`; the loader
- * refuses a plugin whose ABI differs from its own. Any change to this file that is not purely a
- * comment bumps it.
+ * signatures below. A plugin writes the ABI it was compiled against into `abi`. The loader reads
+ * every ABI from 1 to its own: ABI 2 only appends fields to struct ropecheck_convention and adds the
+ * optional ropecheck_plugin_apply2, so an ABI 1 plugin (whose struct ends at `dtype`) loads and is
+ * audited exactly as before; an ABI the loader does not know (0, or newer than its own) is refused.
+ * Any change to this file that is not purely a comment bumps it.
+ *
+ * ABI 1 and ABI 2 at a glance:
+ *   ABI 1  the claim is the flat fields (head_dim .. dtype): no LongRoPE, no M-RoPE, no per-layer
+ *          or indexer convention; apply() takes one position per token and must accept every int64
+ *          position and honour `inverse` (the suite asks it both).
+ *   ABI 2  the claim may instead be a config.json (config_path, layer, part), read by the reader
+ *          `ropecheck audit --config` uses, so every convention ropecheck knows can be claimed;
+ *          the kernel states its limits (max_position, negative_positions, supports_inverse), which
+ *          the audit respects and reports; M-RoPE kernels take position rows through apply2().
  *
  * Ownership and threading contract:
  *   - All buffers are owned by the caller; the plugin must not retain any pointer past the return
@@ -37,7 +49,7 @@ extern "C" {
 #endif
 
 /* Version of this interface. */
-#define ROPECHECK_PLUGIN_ABI 1
+#define ROPECHECK_PLUGIN_ABI 2
 
 /* Element type of the x and y buffers of apply(). */
 enum ropecheck_dtype {
@@ -61,13 +73,16 @@ enum ropecheck_scaling {
   ROPECHECK_SCALING_DYNAMIC = 3, /* dynamic NTK (evaluated at sequence length 0 = its base schedule) */
   ROPECHECK_SCALING_YARN = 4,    /* YaRN: per-band ramp (beta_fast, beta_slow) + attention factor */
   ROPECHECK_SCALING_LLAMA3 = 5,  /* Llama 3.1: wavelength bands (low/high_freq_factor) */
-  ROPECHECK_SCALING_LONGROPE = 6 /* LongRoPE: per-band factors; not expressible in ABI 1 (rejected) */
+  ROPECHECK_SCALING_LONGROPE = 6 /* LongRoPE: per-band factors; not expressible by the flat fields
+                                    (rejected there): claim it through config_path (ABI 2) */
 };
 
-/* The convention a plugin claims to implement. Every field is read; fields a rule does not use
- * should still hold the HF defaults given below. */
+/* The convention a plugin claims to implement. Every field up to `dtype` (ABI 1) is read; fields a
+ * rule does not use should still hold the HF defaults given below. The fields after `dtype` exist from
+ * ABI 2 on and are read only when abi >= 2 (the caller zero-initialises the whole struct, so an ABI 1
+ * plugin never sees them). */
 struct ropecheck_convention {
-  uint32_t abi;           /* must be ROPECHECK_PLUGIN_ABI */
+  uint32_t abi;           /* the ABI the plugin was built against: 1 or 2 (ROPECHECK_PLUGIN_ABI) */
   int32_t head_dim;       /* coordinates per head (> 0) */
   int32_t rotary_dim;     /* rotated coordinates: even, 0 < rotary_dim <= head_dim; the rest pass
                              through unchanged (head_dim * partial_rotary_factor) */
@@ -83,21 +98,76 @@ struct ropecheck_convention {
   double high_freq_factor; /* Llama 3 (HF default 4) */
   double attention_factor; /* explicit attention scaling (YaRN, LongRoPE); <= 0: the rule's default */
   int32_t dtype;           /* enum ropecheck_dtype: element type of x and y in apply() */
+
+  /* ---- ABI 2 (read only when abi >= 2). An ABI 2 plugin sets every field below; zero is each
+   * field's documented default except `layer`, whose "primary layer" is -1. ---- */
+
+  /* NULL or "": the flat fields above are the claim (as in ABI 1). Otherwise the path of a Hugging
+   * Face config.json that IS the claim, read by ropecheck's config reader exactly as
+   * `ropecheck audit --config <path>` reads it (every field it does not understand is an error). A
+   * relative path is resolved against the directory of the plugin library itself (the file dlopen()
+   * loaded, as dladdr() reports it), never against the working directory, so a plugin can ship its
+   * config.json beside its .so. With a config_path the flat convention fields (rotary_dim ..
+   * attention_factor) are NOT read (leave them zero); `dtype` is read as always, and `head_dim`, when
+   * nonzero, must equal the config's head_dim (a guard: the buffers are sized by it). The string is
+   * owned by the plugin and must stay valid until the library is unloaded (a string literal or a
+   * static buffer); the loader copies it. */
+  const char* config_path;
+  /* With a config_path: -1 the config's primary layer (its first layer with RoPE, as `ropecheck
+   * audit --config` claims), else that decoder layer's convention (0-based; a layer without RoPE or
+   * past num_hidden_layers is an error naming this field). Not read without a config_path. */
+  int32_t layer;
+  /* With a config_path: NULL, "" or "attention": the attention's RoPE; "indexer": the RoPE of the
+   * MLA lightning indexer (DeepSeek-V3.2, GLM-5), as a dump with metadata "part": "indexer". Any
+   * other value, or "indexer" on a config without an indexer, is an error naming this field. Same
+   * ownership as config_path; not read without a config_path. */
+  const char* part;
+  /* The kernel's last position (e.g. a cos/sin cache of max_position + 1 rows); 0: no limit beyond
+   * the dtype's. The probe's positions past it are not asked (the audit's output lists them and says
+   * why) and the properties draw positions up to it. It must cover the probe's dense positions
+   * 0..63 (>= 63), else the plugin is refused. */
+  int64_t max_position;
+  /* Nonzero: apply() accepts negative positions (R(-p) = R(p)^T). 0: it does not (a kernel indexing
+   * a cache by position): the properties then rotate by nonnegative offsets only. */
+  int32_t negative_positions;
+  /* Nonzero: apply() honours `inverse`. 0: the audit never passes inverse != 0; it asks R(p)^T as
+   * apply at -p when negative_positions is set, else it skips the inverse property and says so. */
+  int32_t supports_inverse;
+  /* Rows of the position array (0 is read as 1): 1 for 1-D RoPE; for an M-RoPE claim (Qwen2-VL's
+   * 3, XD-RoPE's 4) exactly the claim's number of mrope_section entries, and then
+   * ropecheck_plugin_apply2 is required. */
+  int32_t position_rows;
 };
 
 /* Required. Fill *out with the declared convention (including out->abi) and return 0; nonzero on
  * failure. `out` is owned by the caller and zero-initialised before the call. */
 int ropecheck_plugin_describe(struct ropecheck_convention* out);
 
-/* Required. Rotate `tokens` tokens of `heads` heads each.
+/* Required (ABI 2: unless ropecheck_plugin_apply2 is exported). Rotate `tokens` tokens of `heads`
+ * heads each.
  *   x          input, tokens * heads * head_dim elements of the declared dtype, token-major
  *              (token t, head h, coordinate j at index (t * heads + h) * head_dim + j)
  *   y          output, same shape and dtype; the caller never passes y == x
- *   positions  `tokens` positions (>= 0 in the forward sense; any int64 must be accepted)
- *   inverse    0: R(m) x; nonzero: the inverse rotation R(-m) x (the transpose)
+ *   positions  `tokens` positions (>= 0 in the forward sense; any int64 must be accepted, except
+ *              that an ABI 2 plugin is not given positions past max_position, nor negative ones
+ *              when negative_positions is 0)
+ *   inverse    0: R(m) x; nonzero: the inverse rotation R(-m) x (the transpose); an ABI 2 plugin
+ *              with supports_inverse 0 is always given 0
  * Returns 0 on success or a nonzero error code (y's content is then unspecified). */
 int ropecheck_plugin_apply(const void* x, void* y, const int64_t* positions, int64_t tokens, int32_t heads,
                            int32_t inverse);
+
+/* Optional (ABI 2; required when position_rows > 1). apply() with position rows.
+ *   positions  rows * tokens positions, [rows][tokens] row-major: row r of token t at
+ *              positions[r * tokens + t]; row 0 is the temporal (text) position, rows 1, 2 (and 3)
+ *              height, width (and the fourth axis of XD-RoPE), as transformers' position_ids[:, b, :]
+ *              (models/qwen2_vl/modeling_qwen2_vl.py, get_rope_index). A text token has every row equal.
+ *   rows       the declared position_rows
+ *   the rest   as apply(): x, y token-major; `inverse` only when supports_inverse.
+ * When present the loader calls it for every call (with rows == 1 for a 1-D claim), never apply().
+ * Returns 0 on success or a nonzero error code. */
+int ropecheck_plugin_apply2(const void* x, void* y, const int64_t* positions, int32_t rows, int64_t tokens,
+                            int32_t heads, int32_t inverse);
 
 /* Optional. A short human-readable name of the kernel (static storage; see above). */
 const char* ropecheck_plugin_name(void);
@@ -105,6 +175,7 @@ const char* ropecheck_plugin_name(void);
 /* Pointer types, for loaders. */
 typedef int (*ropecheck_plugin_describe_fn)(struct ropecheck_convention*);
 typedef int (*ropecheck_plugin_apply_fn)(const void*, void*, const int64_t*, int64_t, int32_t, int32_t);
+typedef int (*ropecheck_plugin_apply2_fn)(const void*, void*, const int64_t*, int32_t, int64_t, int32_t, int32_t);
 typedef const char* (*ropecheck_plugin_name_fn)(void);
 
 #ifdef __cplusplus

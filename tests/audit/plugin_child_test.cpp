@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -80,6 +81,44 @@ TEST(ChildProcesses, a_segv_in_apply_is_named_with_its_signal_under_a_host_segv_
   const apply_outcome o = call_at(door, 4097);
   EXPECT_EQ(o.status, apply_status::crashed) << o.message;
   EXPECT_EQ(o.signal, SIGSEGV) << o.message;
+}
+
+}  // namespace
+}  // namespace ropecheck::plugin
+
+namespace ropecheck::plugin {
+namespace {
+
+// Four tokens of two heads (128 coordinates each) through `door` with the rows given ([3][4]).
+std::vector<float> call_rows(kernel_door& door, const std::vector<std::int64_t>& rows) {
+  constexpr int heads = 2, tokens = 4;
+  std::vector<float> x(static_cast<std::size_t>(tokens * heads * 128)), y(x.size(), 0.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i % 255) - 127) / 128.0f;
+  const std::vector<std::int64_t> row0(rows.begin(), rows.begin() + tokens);
+  const auto bytes = x.size() * sizeof(float);
+  const apply_outcome o = door.apply({std::span<const unsigned char>(reinterpret_cast<const unsigned char*>(x.data()), bytes),
+                                      std::span<unsigned char>(reinterpret_cast<unsigned char*>(y.data()), bytes), row0,
+                                      heads, false, rows});
+  EXPECT_TRUE(o.ok()) << o.message;
+  return y;
+}
+
+// M-RoPE rows cross the child's shared mapping ([rows][tokens] after the control block): a door call
+// with 3 rows answers bitwise what the in-process call answers, and not what text rows (every row =
+// row 0) would, so the rows reached the kernel through both doors.
+TEST(ChildProcesses, position_rows_cross_the_child_mapping_as_the_in_process_call_takes_them) {
+  const loaded_plugin p = load_plugin(ROPECHECK_MROPE_PLUGIN);
+  ASSERT_EQ(p.limits().rows, 3);
+  // An image's tokens at st = 64 (temporal 64, height 64 + i, width 64 + j), as plugin_limits.hpp lays them.
+  const std::vector<std::int64_t> image = {64, 64, 64, 64, 64, 64, 65, 65, 64, 65, 64, 65};
+  const std::vector<std::int64_t> text = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64};
+  in_process_door here(p);
+  child_process_door child(p, 10);
+  const std::vector<float> want = call_rows(here, image);
+  const std::vector<float> got = call_rows(child, image);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  EXPECT_NE(std::memcmp(got.data(), call_rows(here, text).data(), got.size() * sizeof(float)), 0);
 }
 
 }  // namespace

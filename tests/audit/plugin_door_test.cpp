@@ -26,6 +26,8 @@
 #include "plugin_child.hpp"
 #include "plugin_loader.hpp"
 #include "ropecheck/judge/classes.hpp"
+#include "support/dump_file.hpp"
+#include "support/plugin_claim.hpp"
 #include "support/safetensors_writer.hpp"
 
 #ifndef ROPECHECK_CLI
@@ -55,49 +57,11 @@ std::vector<std::string> classes(const std::vector<judge::finding>& f) {
   return v;
 }
 
-std::string st_dtype(const std::string& judge_dtype) {
-  if (judge_dtype == "float32") return "F32";
-  if (judge_dtype == "float64") return "F64";
-  if (judge_dtype == "bfloat16") return "BF16";
-  return "F16";
-}
-
-plugin::dtype wire_dtype(const std::string& judge_dtype) {
-  if (judge_dtype == "float32") return plugin::dtype::f32;
-  if (judge_dtype == "float64") return plugin::dtype::f64;
-  if (judge_dtype == "bfloat16") return plugin::dtype::bf16;
-  return plugin::dtype::f16;
-}
-
 // The probe's dump as the safetensors file a user would write of those outputs.
-void write_probe(const std::string& path, const judge::dump& d) {
-  const plugin::dtype t = wire_dtype(d.dtype);
-  const std::vector<std::int64_t> shape = {d.tokens, d.heads, d.head_dim};
-  std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
-  plugin::to_wire(t, d.x, x.data());
-  plugin::to_wire(t, d.y, y.data());  // exact: y was widened exactly from these bits
-  test::write_safetensors(path, {{"positions", "I64", {d.tokens}, test::raw_bytes(d.positions)},
-                                 {"x", st_dtype(d.dtype), shape, x},
-                                 {"y", st_dtype(d.dtype), shape, y}});
-}
+void write_probe(const std::string& path, const judge::dump& d) { test::write_dump_file(path, d); }
 
-std::string num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
-// The claim as `ropecheck audit` flags (the declared convention, field by field).
-std::string claim_flags(const rope_config& c) {
-  std::string s = " --head-dim " + std::to_string(c.head_dim) + " --rotary-dim " + std::to_string(c.rotary_dim) +
-                  " --base " + num(c.base) + " --layout " + std::string(to_string(c.pair_layout)) + " --scaling " +
-                  std::string(to_string(c.scaling)) + " --factor " + num(c.factor) + " --max-position-embeddings " +
-                  std::to_string(c.max_position_embeddings) + " --beta-fast " + num(c.beta_fast) + " --beta-slow " +
-                  num(c.beta_slow);
-  if (c.original_max_position_embeddings > 0)
-    s += " --original-max-position-embeddings " + std::to_string(c.original_max_position_embeddings);
-  return s;
-}
+// The plugin's declared claim as `ropecheck audit` arguments (ABI 2's config.json, or its fields).
+std::string claim_of(const std::string& plugin_path) { return test::plugin_claim_args(plugin::load_plugin(plugin_path)); }
 
 struct cli_verdict {
   int exit_code = -1;
@@ -105,9 +69,9 @@ struct cli_verdict {
   std::vector<std::string> classes;
 };
 
-cli_verdict run_cli(const std::string& dump_path, const rope_config& claim, const std::string& judge_flags) {
+cli_verdict run_cli(const std::string& dump_path, const std::string& claim, const std::string& judge_flags) {
   const std::string json = dump_path + ".json";
-  const std::string cmd = std::string(ROPECHECK_CLI) + " audit " + dump_path + claim_flags(claim) + judge_flags +
+  const std::string cmd = std::string(ROPECHECK_CLI) + " audit " + dump_path + claim + judge_flags +
                           " --quiet --json " + json + " > " + dump_path + ".txt 2>&1";
   const int status = std::system(cmd.c_str());
   cli_verdict v;
@@ -138,28 +102,34 @@ std::filesystem::path scratch_dir() {
   return s.p;
 }
 
-// The door's verdict and the command line's on the probe's dump are the same.
+// In each call form, the door's verdict and the command line's on that form's dump are the same; the
+// door's first finding (when it has none about the calls) is the failing form's first class, prefill's
+// when both fail; its exit code is 0 iff both forms' dumps pass and every property holds.
 void expect_same_as_dump_audit(const plugin_case& c, const plugin_audit_result& r, const std::string& judge_flags) {
   ASSERT_TRUE(r.probe_ran) << c.name;
-  const std::string path = (scratch_dir() / (std::string(c.name) + ".safetensors")).string();
-  write_probe(path, r.probe);
-  const cli_verdict cli = run_cli(path, r.declared, judge_flags);
-  EXPECT_EQ(cli.pass, r.judged.pass) << c.name << judge_flags;
-  EXPECT_EQ(cli.exit_code, r.judged.pass ? 0 : 1) << c.name << judge_flags;
-  // The door lists its own findings (about the calls, judge::class_kind::call: what no dump can show)
-  // first, then the judge's in the judge's order; without findings of its own its exit code is the dump
-  // audit's.
-  const auto door = classes(r.findings);
-  std::size_t own = 0;
-  while (own < door.size() && judge::is_call_failure(door[own])) ++own;
-  if (own == 0) {
-    EXPECT_EQ(cli.exit_code, r.exit_code) << c.name << judge_flags << ": the door's exit code";
+  ASSERT_EQ(r.forms.size(), 2u);
+  ASSERT_EQ(r.findings.size(), r.finding_forms.size());
+  bool cli_pass = true, any_call_finding = false;
+  std::string first_failing_class;
+  for (const auto& f : r.forms) {
+    const std::string path =
+        (scratch_dir() / (std::string(c.name) + "_" + judge::to_string(f.form) + ".safetensors")).string();
+    write_probe(path, f.probe);
+    const cli_verdict cli = run_cli(path, claim_of(c.path), judge_flags);
+    EXPECT_EQ(cli.pass, f.judged.pass) << c.name << judge_flags << " " << judge::to_string(f.form);
+    EXPECT_EQ(cli.exit_code, f.judged.pass ? 0 : 1) << c.name << judge_flags;
+    EXPECT_EQ(cli.classes, classes(f.judged.findings)) << c.name << " " << judge::to_string(f.form);
+    cli_pass = cli_pass && cli.pass;
+    any_call_finding = any_call_finding || !f.call_findings.empty();
+    if (!cli.pass && first_failing_class.empty() && !cli.classes.empty()) first_failing_class = cli.classes.front();
   }
-  ASSERT_GE(door.size(), own + cli.classes.size()) << c.name;
-  EXPECT_EQ(std::vector<std::string>(door.begin() + static_cast<std::ptrdiff_t>(own),
-                                     door.begin() + static_cast<std::ptrdiff_t>(own + cli.classes.size())),
-            cli.classes)
-      << c.name;
+  if (any_call_finding) return;
+  const bool properties_hold = std::all_of(r.properties.begin(), r.properties.end(), [](const auto& p) { return p.passed; });
+  EXPECT_EQ(r.exit_code, cli_pass && properties_hold ? 0 : 1) << c.name << judge_flags << ": the door's exit code";
+  if (!first_failing_class.empty()) {
+    ASSERT_FALSE(r.findings.empty());
+    EXPECT_EQ(r.findings.front().bug_class, first_failing_class) << c.name;
+  }
 }
 
 plugin_audit_result audit_case(const plugin_case& c, const judge::audit_options& judge = {}) {
@@ -170,10 +140,15 @@ plugin_audit_result audit_case(const plugin_case& c, const judge::audit_options&
   return audit_plugin(c.path, o);
 }
 
-TEST(PluginDoor, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_dump_audit) {
+// One test per example plugin (ctest runs them side by side).
+class PluginDoorCases : public ::testing::TestWithParam<plugin_case> {};
+
+void PrintTo(const plugin_case& c, std::ostream* os) { *os << c.name; }
+
+TEST_P(PluginDoorCases, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_dump_audit) {
   std::cout << "[ropecheck] seed " << kSeed << " (probe and properties)\n";
-  ASSERT_GE(kCases.size(), 18u);
-  for (const auto& c : kCases) {
+  const plugin_case& c = GetParam();
+  {
     SCOPED_TRACE(c.name);
     if (c.exit_code == 2) {  // cannot be loaded: plugin_error naming the file and what happened
       try {
@@ -184,7 +159,7 @@ TEST(PluginDoor, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_d
         EXPECT_NE(std::string(e.what()).find(c.path), std::string::npos) << e.what();
         std::cout << "[plugin door] " << c.name << ": " << e.what() << "\n";
       }
-      continue;
+      return;
     }
     const auto r = audit_case(c);
     std::cout << "[plugin door] " << c.name << ": exit " << r.exit_code << ", findings";
@@ -203,6 +178,11 @@ TEST(PluginDoor, every_example_plugin_gets_its_verdict_and_the_same_one_as_the_d
     if (r.probe_ran) expect_same_as_dump_audit(c, r, "");
   }
 }
+
+TEST(PluginDoor, the_example_plugins_are_all_there) { EXPECT_GE(kCases.size(), 18u); }
+
+INSTANTIATE_TEST_SUITE_P(ExamplePlugins, PluginDoorCases, ::testing::ValuesIn(kCases),
+                         [](const auto& i) { return std::string(i.param.name); });
 
 const plugin_case& find_case(const std::string& name) {
   for (const auto& c : kCases)
@@ -227,13 +207,16 @@ TEST(PluginDoor, the_judge_flags_mean_the_same_for_the_plugin_and_for_the_dump) 
     const auto& c = find_case(v.plugin);
     const auto r = audit_case(c, v.judge);
     ASSERT_TRUE(r.probe_ran);
-    const std::string path = (scratch_dir() / (std::string(c.name) + "_flags.safetensors")).string();
-    write_probe(path, r.probe);
-    const cli_verdict cli = run_cli(path, r.declared, v.flags);
-    EXPECT_EQ(cli.pass, r.judged.pass);
-    EXPECT_EQ(cli.classes, classes(r.judged.findings));
-    std::cout << "[plugin door]" << v.flags << " " << v.plugin << ": judge " << (r.judged.pass ? "pass" : "FAIL")
-              << ", door exit " << r.exit_code << "\n";
+    for (const auto& f : r.forms) {
+      const std::string path =
+          (scratch_dir() / (std::string(c.name) + "_flags_" + judge::to_string(f.form) + ".safetensors")).string();
+      write_probe(path, f.probe);
+      const cli_verdict cli = run_cli(path, claim_of(c.path), v.flags);
+      EXPECT_EQ(cli.pass, f.judged.pass) << judge::to_string(f.form);
+      EXPECT_EQ(cli.classes, classes(f.judged.findings)) << judge::to_string(f.form);
+      std::cout << "[plugin door]" << v.flags << " " << v.plugin << ", " << judge::to_string(f.form)
+                << " calls: judge " << (f.judged.pass ? "pass" : "FAIL") << ", door exit " << r.exit_code << "\n";
+    }
   }
 }
 
@@ -351,8 +334,8 @@ TEST(PluginDoor, json_has_the_dump_audit_s_keys_and_junit_a_testcase_for_the_jud
     const auto r = audit_case(c);
     if (r.probe_ran) {  // the dump audit's own JSON of the probe: every key is there
       const std::string dump_path = base + ".safetensors";
-      write_probe(dump_path, r.probe);
-      (void)run_cli(dump_path, r.declared, "");
+      write_probe(dump_path, r.form_result(judge::call_form::prefill).probe);
+      (void)run_cli(dump_path, claim_of(c.path), "");
       const auto d = nlohmann::json::parse(read_all(dump_path + ".json"));
       for (const auto& [key, value] : d.items()) EXPECT_TRUE(j.contains(key)) << "missing key " << key;
       EXPECT_EQ(j.at("properties").size(), 7u);
@@ -408,6 +391,65 @@ TEST(PluginDoor, drift_is_a_warning_by_default_and_a_failure_under_strict) {
     std::cout << "[plugin door] --strict " << p.name << ":\n" << p.counterexample;
   }
   EXPECT_GE(failed, 1);
+}
+
+}  // namespace
+}  // namespace ropecheck::audit
+
+namespace ropecheck::audit {
+namespace {
+
+// A KV-cache off-by-one (hf_rope.cpp BUG_DECODE_ONE_AHEAD: one-token calls rotate at position + 1) is
+// right in prefill calls: the door judges decode calls too, names positions_offset first and says the
+// finding comes from decode calls.
+TEST(PluginDoor, a_kernel_one_position_ahead_in_one_token_calls_fails_as_positions_offset_of_decode_calls) {
+  const auto& c = find_case("bug_decode_one_ahead");
+  plugin_audit_options o;
+  o.seed = kSeed;
+  o.run_properties = false;
+  const auto r = audit_plugin(c.path, o);
+  ASSERT_EQ(r.forms.size(), 2u);
+  EXPECT_TRUE(r.form_result(judge::call_form::prefill).passed);
+  EXPECT_FALSE(r.form_result(judge::call_form::decode).passed);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().bug_class, judge::classes::positions_offset);
+  EXPECT_EQ(r.finding_forms.front(), "decode");
+  EXPECT_EQ(r.findings.front().sentence.rfind("decode calls (one token a call): ", 0), 0u) << r.findings.front().sentence;
+  std::cout << "[plugin door] bug_decode_one_ahead: " << r.findings.front().sentence << "\n";
+  // The command line's JSON and summary say the same.
+  const std::string base = (scratch_dir() / "cli_decode_one_ahead").string();
+  const std::string cmd = std::string(ROPECHECK_CLI) + " audit --plugin " + c.path + " --seed " + std::to_string(kSeed) +
+                          " --max-success 1 --quiet --json " + base + ".json > " + base + ".txt 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const auto j = nlohmann::json::parse(read_all(base + ".json"));
+  EXPECT_TRUE(j.at("forms").at("prefill").at("pass").get<bool>());
+  EXPECT_FALSE(j.at("forms").at("decode").at("pass").get<bool>());
+  EXPECT_EQ(j.at("findings").at(0).at("form"), "decode");
+  EXPECT_EQ(j.at("findings").at(0).at("bug_class"), "positions_offset");
+  const std::string text = read_all(base + ".txt");
+  EXPECT_NE(text.find("prefill calls pass, decode calls FAIL"), std::string::npos) << text;
+}
+
+// A kernel whose output is a function of the position alone answers both forms bitwise alike: a
+// warning of both is said once, "(both forms)".
+TEST(PluginDoor, a_finding_both_forms_give_is_listed_once_with_both_forms) {
+  const auto& c = find_case("hf_f32");
+  plugin_audit_options o;
+  o.seed = kSeed;
+  o.run_properties = false;
+  const auto r = audit_plugin(c.path, o);
+  ASSERT_EQ(r.forms.size(), 2u);
+  EXPECT_EQ(r.forms[0].probe.y, r.forms[1].probe.y);
+  ASSERT_FALSE(r.findings.empty());  // angle_drift_fp32's warning past 2^24
+  ASSERT_EQ(r.findings.size(), r.forms[0].judged.findings.size());
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    EXPECT_EQ(r.finding_forms[i], "both");
+    EXPECT_EQ(r.findings[i].sentence, r.forms[0].judged.findings[i].sentence + " (both forms)");
+  }
 }
 
 }  // namespace

@@ -17,10 +17,10 @@ ropecheck_cli_test(certify_max_position_past_int32_exits_2 2 "max-position"
 ropecheck_cli_test(certify_plugin_with_convention_flags_exits_2 2 "the plugin declares its own convention"
                    certify --plugin $<TARGET_FILE:ropecheck_example_plugin> --preset llama3-8b --out ${cdir}/x.json)
 # The plugin door gives the builtins' verdicts: a correct fp32 HF kernel passes, the same kernel with
-# its positions in bf16 fails.
+# its positions in bf16 fails (the plugin door's judge names it before the sweep: no certificate).
 ropecheck_cli_test(certify_correct_plugin_passes 0 ": PASS.*\\(pass\\)"
                    certify --plugin $<TARGET_FILE:ropecheck_example_plugin> --max-position 4095 --quiet --out ${cdir}/plugin.json)
-ropecheck_cli_test(certify_bf16_positions_plugin_fails_exit_1 1 ": FAIL.*\\(fail\\)"
+ropecheck_cli_test(certify_bf16_positions_plugin_fails_exit_1 1 "\\[positions_low_precision\\].*\\(fail"
                    certify --plugin $<TARGET_FILE:ropecheck_example_plugin_buggy> --max-position 4095 --quiet
                    --out ${cdir}/plugin_buggy.json)
 # A shard writes a partial and exits 0; merge refuses an incomplete set (exit 2).
@@ -46,3 +46,40 @@ set_tests_properties(cli.report_summary_json_has_the_certificate PROPERTIES LABE
 ropecheck_cli_test(report_refuses_a_certificate_of_another_convention_exits_2 2 "certifies another convention"
                    report --preset llama2-7b --no-plots --no-judge --certificate ${cdir}/hf.json --out ${cdir}/x-report)
 set_tests_properties(cli.report_refuses_a_certificate_of_another_convention_exits_2 PROPERTIES DEPENDS cli.certify_hf_float_passes)
+# certify --plugin judges the kernel as `audit --plugin` does (the probe in prefill and in decode calls,
+# every apply() in a child process) before its sweep: no certificate for a kernel the plugin door fails.
+# A KV-cache off-by-one (right in prefill, one position ahead in one-token calls), which the sweep's
+# blocks of consecutive positions never show:
+ropecheck_cli_test(certify_plugin_one_ahead_in_decode_calls_fails_exit_1 1
+                   "\\[positions_offset\\] decode calls \\(one token a call\\).*\\(fail: no certificate"
+                   certify --plugin $<TARGET_FILE:ropecheck_plugin_bug_decode_one_ahead> --max-position 4095 --quiet
+                   --out ${cdir}/plugin_decode_one_ahead.json)
+# A kernel that segfaults is a finding (exit 1), never a crash of certify (exit 139 before).
+ropecheck_cli_test(certify_plugin_segfault_is_plugin_crashed_exit_1 1 "\\[plugin_crashed\\].*SIGSEGV.*\\(fail: no certificate"
+                   certify --plugin $<TARGET_FILE:ropecheck_plugin_fault_segv> --max-position 8191 --quiet
+                   --out ${cdir}/plugin_segv.json)
+add_test(NAME cli.certify_plugin_segfault_json_names_plugin_crashed
+         COMMAND ${CMAKE_COMMAND} -DFILE=${cdir}/plugin_segv.json
+                 "-DMATCH=\"bug_class\": \"plugin_crashed\"" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/file_matches.cmake)
+set_tests_properties(cli.certify_plugin_segfault_json_names_plugin_crashed PROPERTIES LABELS cli
+                     DEPENDS cli.certify_plugin_segfault_is_plugin_crashed_exit_1)
+# `--plugin libk.so` (no slash) is ./libk.so, for audit and certify (dlopen alone would search the
+# library path); a missing one is named as the path tried.
+foreach(door audit certify)
+  set(bare_args --plugin $<TARGET_FILE_NAME:ropecheck_plugin_hf_f32> --quiet)
+  if(door STREQUAL "certify")
+    list(APPEND bare_args --max-position 4095 --out ${cdir}/bare_name.json)
+  else()
+    list(APPEND bare_args --max-success 5)
+  endif()
+  add_test(NAME cli.${door}_plugin_bare_name_loads_from_the_working_directory
+           COMMAND ${CMAKE_COMMAND} -DEXPECT=0 "-DMATCH=PASS" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_exit.cmake
+                   -- $<TARGET_FILE:ropecheck> ${door} ${bare_args}
+           WORKING_DIRECTORY $<TARGET_FILE_DIR:ropecheck_plugin_hf_f32>)
+  set_tests_properties(cli.${door}_plugin_bare_name_loads_from_the_working_directory PROPERTIES LABELS cli TIMEOUT 300)
+endforeach()
+add_test(NAME cli.audit_plugin_bare_name_missing_names_the_path_tried
+         COMMAND ${CMAKE_COMMAND} -DEXPECT=2 "-DMATCH=\\./no_such_plugin\\.so" -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_exit.cmake
+                 -- $<TARGET_FILE:ropecheck> audit --plugin no_such_plugin.so --quiet
+         WORKING_DIRECTORY $<TARGET_FILE_DIR:ropecheck_plugin_hf_f32>)
+set_tests_properties(cli.audit_plugin_bare_name_missing_names_the_path_tried PROPERTIES LABELS cli)

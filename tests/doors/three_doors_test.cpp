@@ -24,7 +24,7 @@
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
 #include "report/strategy_outputs.hpp"
-#include "support/safetensors_writer.hpp"
+#include "support/dump_file.hpp"
 
 #if !defined(ROPECHECK_CLI) || !defined(ROPECHECK_STRATEGY_PLUGIN)
 #error "ROPECHECK_CLI and ROPECHECK_STRATEGY_PLUGIN must name the ropecheck executable and the strategy plugin"
@@ -53,16 +53,6 @@ nlohmann::json run_json(const std::string& cmd, const std::filesystem::path& out
   return j;
 }
 
-std::string st_dtype(const std::string& d) {
-  return d == "float32" ? "F32" : d == "float64" ? "F64" : d == "bfloat16" ? "BF16" : "F16";
-}
-plugin::dtype wire(const std::string& d) {
-  return d == "float32"    ? plugin::dtype::f32
-         : d == "float64"  ? plugin::dtype::f64
-         : d == "bfloat16" ? plugin::dtype::bf16
-                           : plugin::dtype::f16;
-}
-
 class ThreeDoors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ThreeDoors, the_report_the_plugin_door_and_a_dump_audit_name_the_same_class) {
@@ -87,15 +77,8 @@ TEST_P(ThreeDoors, the_report_the_plugin_door_and_a_dump_audit_name_the_same_cla
 
   // 3. A dump of its outputs on the same probe set.
   const judge::dump d = report::strategy_outputs(name, cfg, judge::make_probe(cfg, kSeed));
-  const plugin::dtype t = wire(d.dtype);
-  std::vector<unsigned char> x(d.x.size() * plugin::element_bytes(t)), y(d.y.size() * plugin::element_bytes(t));
-  plugin::to_wire(t, d.x, x.data());
-  plugin::to_wire(t, d.y, y.data());
-  const std::vector<std::int64_t> shape = {d.tokens, d.heads, d.head_dim};
   const auto dump_path = dir / "dump.safetensors";
-  test::write_safetensors(dump_path.string(), {{"positions", "I64", {d.tokens}, test::raw_bytes(d.positions)},
-                                               {"x", st_dtype(d.dtype), shape, x},
-                                               {"y", st_dtype(d.dtype), shape, y}});
+  test::write_dump_file(dump_path.string(), d);
   const auto dump_json = dir / "dump.json";
   const nlohmann::json dj = run_json(std::string(ROPECHECK_CLI) + " audit " + dump_path.string() +
                                          " --preset llama3-8b --quiet --json " + dump_json.string() + " > /dev/null",

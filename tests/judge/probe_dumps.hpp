@@ -18,10 +18,10 @@ inline constexpr std::uint64_t kProbeDumpSeed = 20240611;
 
 // rotate_tokens<Compute, Storage> with `cs` on the probe set of c (4 heads), tokens at positions <= pmax.
 template <class Storage, class Compute = float, class CS>
-dump probe_dump(const rope_config& c, const CS& cs, const std::string& dtype, std::int64_t pmax = INT64_MAX,
-                int heads = 4) {
-  const judge::probe_set ps = judge::make_probe(c, kProbeDumpSeed, heads);
-  std::printf("[ropecheck] seed %llu (probe set: %d tokens, %d heads)\n", static_cast<unsigned long long>(kProbeDumpSeed),
+dump probe_dump_in(const rope_config& c, const rope_geometry& g, const CS& cs, const std::string& dtype,
+                   std::uint64_t seed, std::int64_t pmax = INT64_MAX, int heads = 4) {
+  const judge::probe_set ps = judge::make_probe(c, seed, heads);
+  std::printf("[ropecheck] seed %llu (probe set: %d tokens, %d heads)\n", static_cast<unsigned long long>(seed),
               ps.tokens(), heads);
   dump d;
   d.heads = ps.heads;
@@ -37,11 +37,17 @@ dump probe_dump(const rope_config& c, const CS& cs, const std::string& dtype, st
   d.tokens = static_cast<int>(d.positions.size());
   std::vector<Storage> xs(d.x.size()), ys(d.x.size());
   for (std::size_t j = 0; j < xs.size(); ++j) xs[j] = scalar_traits<Storage>::narrow(d.x[j]);
-  rotate_tokens<Compute, Storage>(std::span<const Storage>(xs), std::span<Storage>(ys), d.positions, d.heads,
-                                  rope_geometry::of(c), cs);
+  rotate_tokens<Compute, Storage>(std::span<const Storage>(xs), std::span<Storage>(ys), d.positions, d.heads, g, cs);
   d.y.resize(ys.size());
   for (std::size_t j = 0; j < ys.size(); ++j) d.y[j] = static_cast<double>(scalar_traits<Storage>::widen(ys[j]));
   return d;
+}
+
+// The same over c's own geometry, with this header's seed.
+template <class Storage, class Compute = float, class CS>
+dump probe_dump(const rope_config& c, const CS& cs, const std::string& dtype, std::int64_t pmax = INT64_MAX,
+                int heads = 4) {
+  return probe_dump_in<Storage, Compute>(c, rope_geometry::of(c), cs, dtype, kProbeDumpSeed, pmax, heads);
 }
 
 // Head h's coordinates of token t (x or y of a dump), as a span to read or write.

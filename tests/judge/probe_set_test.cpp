@@ -5,8 +5,10 @@
 // Correct conventions real engines use pass with at most the fp32 drift warning; each known-bad
 // strategy fails with its class named first.
 #include "judge/judge_dumps.hpp"
+#include "judge/probe_dumps.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
@@ -21,23 +23,7 @@ constexpr std::uint64_t kSeed = 20240601;
 // The kernel rotate_tokens<Compute, Storage> with `cs` over geometry g, on the probe set of c.
 template <class Storage, class Compute = float, class CS>
 dump probe_dump(const rope_config& c, const rope_geometry& g, const CS& cs, const std::string& dtype) {
-  const judge::probe_set ps = judge::make_probe(c, kSeed);
-  std::printf("[ropecheck] seed %llu (probe set: %d tokens, positions %lld..%lld)\n",
-              static_cast<unsigned long long>(kSeed), ps.tokens(), static_cast<long long>(ps.positions.front()),
-              static_cast<long long>(ps.positions.back()));
-  dump d;
-  d.positions = ps.positions;
-  d.tokens = ps.tokens();
-  d.heads = ps.heads;
-  d.head_dim = ps.head_dim;
-  d.dtype = dtype;
-  d.x = ps.x;
-  std::vector<Storage> xs(d.x.size()), ys(d.x.size());
-  for (std::size_t j = 0; j < xs.size(); ++j) xs[j] = scalar_traits<Storage>::narrow(d.x[j]);
-  rotate_tokens<Compute, Storage>(std::span<const Storage>(xs), std::span<Storage>(ys), d.positions, d.heads, g, cs);
-  d.y.resize(ys.size());
-  for (std::size_t j = 0; j < ys.size(); ++j) d.y[j] = static_cast<double>(scalar_traits<Storage>::widen(ys[j]));
-  return d;
+  return probe_dump_in<Storage, Compute>(c, g, cs, dtype, kSeed);
 }
 
 // Two claims: a plain schedule (base 500000, max_position_embeddings 131072) and Llama-3.1-8B's
@@ -114,4 +100,176 @@ TEST(ProbeSet, KnownBadStrategiesFailWithTheirClassFirst) {
   }
 }
 
+// The call plan (judge::plan_calls), the one every door walks. A probe set of the given positions
+// (the plan reads only the positions).
+judge::probe_set positions_only(std::vector<std::int64_t> p) {
+  judge::probe_set s;
+  s.positions = std::move(p);
+  return s;
+}
+
+std::vector<std::int64_t> iota_positions(std::int64_t first, int n) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = first + i;
+  return p;
+}
+
+// The prefill split is `n < max_prefill_tokens`: a run of exactly 64 is one call, 65 is 64 + an isolated
+// last token (prefilled with its neighbour), 66 is 64 + 2.
+TEST(ProbePlan, a_run_of_64_consecutive_positions_is_one_prefill_call_and_65_is_two) {
+  ASSERT_EQ(judge::max_prefill_tokens, 64);
+  const auto p64 = judge::plan_calls(positions_only(iota_positions(100, 64)), judge::call_form::prefill);
+  ASSERT_EQ(p64.size(), 1u);
+  EXPECT_EQ(p64[0].first, 0);
+  EXPECT_EQ(p64[0].count, 64);
+  EXPECT_EQ(p64[0].positions, iota_positions(100, 64));
+  EXPECT_FALSE(p64[0].has_neighbour);
+  EXPECT_EQ(p64[0].probe_at, 0);
+
+  const auto p65 = judge::plan_calls(positions_only(iota_positions(100, 65)), judge::call_form::prefill);
+  ASSERT_EQ(p65.size(), 2u);
+  EXPECT_EQ(p65[0].count, 64);
+  EXPECT_EQ(p65[1].first, 64);
+  EXPECT_EQ(p65[1].count, 1);
+  EXPECT_TRUE(p65[1].has_neighbour);
+  EXPECT_EQ(p65[1].neighbour, 163);
+  EXPECT_EQ(p65[1].positions, (std::vector<std::int64_t>{163, 164}));
+  EXPECT_EQ(p65[1].probe_at, 1);
+
+  const auto p66 = judge::plan_calls(positions_only(iota_positions(100, 66)), judge::call_form::prefill);
+  ASSERT_EQ(p66.size(), 2u);
+  EXPECT_EQ(p66[1].count, 2);
+  EXPECT_FALSE(p66[1].has_neighbour);
+}
+
+// An isolated position p is prefilled as (p - 1, p); position 0 has no predecessor: (0, 1).
+TEST(ProbePlan, an_isolated_position_is_prefilled_after_its_predecessor_and_0_before_1) {
+  const auto plan = judge::plan_calls(positions_only({0, 5, 6, 9}), judge::call_form::prefill);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].positions, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(plan[0].probe_at, 0);
+  EXPECT_TRUE(plan[0].has_neighbour);
+  EXPECT_EQ(plan[0].neighbour, 1);
+  EXPECT_EQ(plan[1].positions, (std::vector<std::int64_t>{5, 6}));
+  EXPECT_FALSE(plan[1].has_neighbour);
+  EXPECT_EQ(plan[2].positions, (std::vector<std::int64_t>{8, 9}));
+  EXPECT_EQ(plan[2].probe_at, 1);
+  EXPECT_EQ(plan[2].first, 3);
+  // 1 is its own: a run of one too, prefilled as (0, 1).
+  const auto one = judge::plan_calls(positions_only({1}), judge::call_form::prefill);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].positions, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(one[0].probe_at, 1);
+}
+
+// On the real probe set, in both forms: the calls carry every token once, in order, each call's probe
+// tokens at positions[probe_at ..] being the probe set's; decode calls are one token, no neighbour;
+// prefill calls are 2 to 64 tokens.
+TEST(ProbePlan, every_probe_token_is_in_exactly_one_call_of_either_form) {
+  for (const auto& [name, c] : claims()) {
+    const judge::probe_set ps = judge::make_probe(c, kSeed);
+    for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
+      SCOPED_TRACE(name + " " + judge::to_string(form));
+      const auto plan = judge::plan_calls(ps, form);
+      std::vector<int> seen(static_cast<std::size_t>(ps.tokens()), 0);
+      int next = 0;
+      for (const auto& call : plan) {
+        EXPECT_EQ(call.first, next);
+        next += call.count;
+        const std::size_t extra = call.has_neighbour ? 1 : 0;
+        ASSERT_EQ(call.positions.size(), static_cast<std::size_t>(call.count) + extra);
+        for (int i = 0; i < call.count; ++i) {
+          ++seen[static_cast<std::size_t>(call.first + i)];
+          EXPECT_EQ(call.positions[static_cast<std::size_t>(call.probe_at + i)],
+                    ps.positions[static_cast<std::size_t>(call.first + i)]);
+        }
+        if (form == judge::call_form::decode) {
+          EXPECT_EQ(call.count, 1);
+          EXPECT_FALSE(call.has_neighbour);
+        } else {
+          EXPECT_GE(call.positions.size(), 2u);
+          EXPECT_LE(call.positions.size(), static_cast<std::size_t>(judge::max_prefill_tokens));
+        }
+      }
+      EXPECT_EQ(next, ps.tokens());
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), ps.tokens());
+      if (form == judge::call_form::decode) {
+        EXPECT_EQ(plan.size(), static_cast<std::size_t>(ps.tokens()));
+      }
+    }
+  }
+}
+
 }  // namespace
+
+namespace ropecheck {
+namespace {
+
+// M-RoPE plans (probe_set::position_rows given, 3 rows [t, h, w]): text 0..3, a 1 x 2 x 2 image at
+// st = 4 (row 0 stays at 4), a 2 x 1 x 2 video at st = 6 (row 0 steps 6 -> 7), then an isolated text
+// token 20. A prefill run goes on while row 0 steps by 0 or +1 and breaks at +2 (4 -> 6) and beyond.
+judge::probe_set mrope_probe() {
+  judge::probe_set s;
+  const std::vector<std::vector<std::int64_t>> tokens = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3},
+                                                         {4, 4, 4}, {4, 4, 5}, {4, 5, 4}, {4, 5, 5},
+                                                         {6, 6, 6}, {6, 6, 7}, {7, 6, 6}, {7, 6, 7},
+                                                         {20, 20, 20}};
+  s.position_rows.resize(3 * tokens.size());
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    s.positions.push_back(tokens[t][0]);
+    for (std::size_t r = 0; r < 3; ++r) s.position_rows[r * tokens.size() + t] = tokens[t][r];
+  }
+  return s;
+}
+
+TEST(ProbePlan, m_rope_prefill_runs_go_on_while_row_0_stays_or_steps_by_one_and_each_call_carries_its_rows) {
+  const auto plan = judge::plan_calls(mrope_probe(), judge::call_form::prefill);
+  ASSERT_EQ(plan.size(), 3u);
+  // Text 0..3 and the image (row 0: 3 -> 4 steps by one, then stays): one call of 8 tokens.
+  EXPECT_EQ(plan[0].first, 0);
+  EXPECT_EQ(plan[0].count, 8);
+  EXPECT_EQ(plan[0].positions, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 4, 4, 4}));
+  EXPECT_EQ(plan[0].position_rows, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 4, 4, 4,  //
+                                                              0, 1, 2, 3, 4, 4, 5, 5,  //
+                                                              0, 1, 2, 3, 4, 5, 4, 5}));
+  // 4 -> 6 breaks; the video's frames (6, 6, 7, 7) are one call.
+  EXPECT_EQ(plan[1].first, 8);
+  EXPECT_EQ(plan[1].count, 4);
+  EXPECT_EQ(plan[1].position_rows, (std::vector<std::int64_t>{6, 6, 7, 7, 6, 6, 6, 6, 6, 7, 6, 7}));
+  // The isolated text token: prefilled after its neighbour 19, a text token (every row 19).
+  EXPECT_TRUE(plan[2].has_neighbour);
+  EXPECT_EQ(plan[2].positions, (std::vector<std::int64_t>{19, 20}));
+  EXPECT_EQ(plan[2].position_rows, (std::vector<std::int64_t>{19, 20, 19, 20, 19, 20}));
+}
+
+// A step of -1 breaks a run too; the neighbour of an isolated multimodal token is a text token at its
+// row 0 - 1. Without rows the same positions are 1-D: a repeated position is its own call.
+TEST(ProbePlan, m_rope_a_step_back_breaks_a_run_and_without_rows_a_repeated_position_is_isolated) {
+  judge::probe_set s;
+  s.positions = {10, 10, 9};
+  s.position_rows = {10, 10, 9, 10, 11, 9, 12, 13, 9};
+  const auto plan = judge::plan_calls(s, judge::call_form::prefill);
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].count, 2);
+  EXPECT_EQ(plan[0].position_rows, (std::vector<std::int64_t>{10, 10, 10, 11, 12, 13}));
+  EXPECT_EQ(plan[1].positions, (std::vector<std::int64_t>{8, 9}));
+  EXPECT_EQ(plan[1].position_rows, (std::vector<std::int64_t>{8, 9, 8, 9, 8, 9}));
+  s.position_rows.clear();
+  const auto flat = judge::plan_calls(s, judge::call_form::prefill);
+  ASSERT_EQ(flat.size(), 3u);
+  for (const auto& c : flat) EXPECT_TRUE(c.has_neighbour && c.position_rows.empty());
+}
+
+// Decode calls: one token each, its own column of every row; rows not a multiple of the tokens: an error.
+TEST(ProbePlan, m_rope_decode_calls_carry_one_column_and_bad_rows_are_an_error) {
+  const judge::probe_set s = mrope_probe();
+  const auto plan = judge::plan_calls(s, judge::call_form::decode);
+  ASSERT_EQ(plan.size(), 13u);
+  EXPECT_EQ(plan[6].position_rows, (std::vector<std::int64_t>{4, 5, 4}));
+  judge::probe_set bad = s;
+  bad.position_rows.pop_back();
+  EXPECT_THROW((void)judge::plan_calls(bad, judge::call_form::prefill), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ropecheck

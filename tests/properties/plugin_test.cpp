@@ -34,11 +34,12 @@ using ropecheck::plugin::load_plugin;
 using ropecheck::plugin::loaded_plugin;
 using ropecheck::plugin::plugin_error;
 
-// The ABI-2 variant sits next to the example plugin (same directory, tools/CMakeLists.txt).
-std::string abi2_plugin_path() {
+// The ABI-3 variant (an ABI the loader does not know) sits next to the example plugin (same directory,
+// tools/CMakeLists.txt).
+std::string abi3_plugin_path() {
   std::string p = ROPECHECK_EXAMPLE_PLUGIN;
   const auto dot = p.rfind(".so");
-  return p.substr(0, dot) + "_abi2" + p.substr(dot);
+  return p.substr(0, dot) + "_abi3" + p.substr(dot);
 }
 
 const rope_under_test& correct_plugin() {
@@ -69,7 +70,7 @@ TEST(PluginLoader, loads_the_example_plugin_and_its_declared_convention) {
   const auto p = load_plugin(ROPECHECK_EXAMPLE_PLUGIN);
   EXPECT_EQ(p.name(), "example hf fp32");
   EXPECT_EQ(p.element_type(), ropecheck::plugin::dtype::f32);
-  EXPECT_EQ(p.convention().abi, static_cast<std::uint32_t>(ROPECHECK_PLUGIN_ABI));
+  EXPECT_EQ(p.convention().abi, 1u);  // an ABI 1 plugin built against the ABI 2 header
   EXPECT_EQ(p.declared(), *find_preset("llama2-7b"));
 }
 
@@ -97,9 +98,9 @@ TEST(PluginLoader, an_optional_name_symbol_may_be_missing) {
 }
 
 TEST(PluginLoader, an_abi_mismatch_is_rejected) {
-  const auto path = abi2_plugin_path();
+  const auto path = abi3_plugin_path();
   expect_throw_containing<plugin_error>([&] { (void)load_plugin(path); },
-                                        {path, "ropecheck_convention.abi", "ABI mismatch: plugin declares 2, loader implements 1"});
+                                        {path, "ropecheck_convention.abi", "ABI mismatch: plugin declares 3, loader implements 1 to 2"});
 }
 
 TEST(PluginLoader, an_invalid_convention_is_rejected_naming_the_field) {

@@ -7,7 +7,9 @@
 //   -DROPECHECK_EXAMPLE_BUG_BF16_POSITIONS  positions held in bf16 before the angle product
 //                                            (storage_positions<bfloat16, float>): a real bug the
 //                                            audit must catch (positions > 256 are rounded)
-//   -DROPECHECK_EXAMPLE_ABI=<n>              declares ABI n (the loader's ABI-mismatch check)
+//   -DROPECHECK_EXAMPLE_ABI=<n>              declares ABI n (the loader's ABI-mismatch check); by
+//                                            default ABI 1 (built against the ABI 2 header: ABI 1
+//                                            plugins keep loading)
 #include <cstdint>
 #include <exception>
 #include <span>
@@ -17,7 +19,7 @@
 #include "ropecheck/rope.hpp"
 
 #ifndef ROPECHECK_EXAMPLE_ABI
-#define ROPECHECK_EXAMPLE_ABI ROPECHECK_PLUGIN_ABI
+#define ROPECHECK_EXAMPLE_ABI 1
 #endif
 
 #define ROPECHECK_EXPORT extern "C" __attribute__((visibility("default")))

@@ -4,7 +4,7 @@
 find_package(rapidcheck REQUIRED)  # Debian librapidcheck-dev
 
 add_library(ropecheck_plugin_audit STATIC ${CMAKE_CURRENT_LIST_DIR}/plugin_audit.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_probe.cpp
-            ${CMAKE_CURRENT_LIST_DIR}/plugin_child.cpp)
+            ${CMAKE_CURRENT_LIST_DIR}/plugin_child.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_limits.cpp)
 # plugin_audit.hpp is std types and the judge's verdict: RapidCheck, MPFR and the tests' headers stay PRIVATE.
 target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # The property drivers, the implementation-under-test notion, the RapidCheck runner and the drift rule
@@ -39,9 +39,11 @@ ropecheck_foreign_plugin(hf_f32 hf_rope.cpp 0 "")
 ropecheck_foreign_plugin(hf_bf16 hf_rope.cpp 0 "" HF_BF16)
 ropecheck_foreign_plugin(meta_f32 meta_rope.cpp 0 "")
 ropecheck_foreign_plugin(yarn_f32 yarn_rope.cpp 0 "")
+ropecheck_foreign_plugin(llama3_f32 llama3_rope.cpp 0 "")
 ropecheck_foreign_plugin(onnx_f32 onnx_rope.cpp 0 "")
 ropecheck_foreign_plugin(onnx_f16 onnx_rope.cpp 0 "" ONNX_F16)
 ropecheck_foreign_plugin(onnx_f32_interleaved onnx_rope.cpp 0 "" ONNX_INTERLEAVED)
+ropecheck_foreign_plugin(table_f32 table_rope.cpp 0 "")
 # Bugs: fail, their class named first.
 ropecheck_foreign_plugin(bug_base_500000 hf_rope.cpp 1 base_wrong BUG_BASE_500000)
 # The fast sin/cos both ways real kernels do it: angles formed in fp32 (then ~1 rad off at the probe's
@@ -52,6 +54,16 @@ ropecheck_foreign_plugin(bug_bf16_positions hf_rope.cpp 1 positions_low_precisio
 ropecheck_foreign_plugin(bug_interleaved_pairs hf_rope.cpp 1 layout_swapped BUG_INTERLEAVED_PAIRS)
 ropecheck_foreign_plugin(bug_theta_over_head_dim hf_rope.cpp 1 rotary_dim_wrong BUG_THETA_OVER_HEAD_DIM)
 ropecheck_foreign_plugin(bug_yarn_no_attention_factor yarn_rope.cpp 1 attention_factor_wrong BUG_NO_ATTENTION_FACTOR)
+# Parameter fits inside the scaling rule (judge/src/pass_scaling_fit.cpp): the claimed rule, other numbers.
+ropecheck_foreign_plugin(bug_yarn_original_short yarn_rope.cpp 1 scaling_wrong BUG_YARN_ORIGINAL_SHORT)
+ropecheck_foreign_plugin(bug_yarn_factor_inverted yarn_rope.cpp 1 scaling_wrong BUG_YARN_FACTOR_INVERTED)
+ropecheck_foreign_plugin(bug_llama3_smoothing_inverted llama3_rope.cpp 1 scaling_wrong BUG_LLAMA3_SMOOTHING_INVERTED)
+# A KV-cache off-by-one: right in prefill calls, one position ahead in one-token (decode) calls.
+ropecheck_foreign_plugin(bug_decode_one_ahead hf_rope.cpp 1 positions_offset BUG_DECODE_ONE_AHEAD)
+ropecheck_foreign_plugin(bug_conjugate meta_rope.cpp 1 rotation_reversed BUG_CONJUGATE)
+# A cos/sin cache grown by recurrence from anchors every 4096, and a query loop bounded by num_kv_heads.
+ropecheck_foreign_plugin(bug_accumulated_table table_rope.cpp 1 cos_sin_accumulated BUG_ACCUMULATED_TABLE)
+ropecheck_foreign_plugin(bug_first_head_only table_rope.cpp 1 heads_wrong BUG_FIRST_HEAD_ONLY)
 # Faults: a finding each, exit 1, never a crash of ropecheck (apply runs in a child process).
 ropecheck_foreign_plugin(fault_nan hf_rope.cpp 1 non_finite FAULT_NAN)
 ropecheck_foreign_plugin(fault_segv hf_rope.cpp 1 plugin_crashed FAULT_SEGV)
@@ -61,6 +73,40 @@ ropecheck_foreign_plugin(fault_write_past_y hf_rope.cpp 1 plugin_out_of_bounds F
 ropecheck_foreign_plugin(fault_nondeterministic hf_rope.cpp 1 nondeterministic FAULT_NONDETERMINISTIC)
 # Cannot be loaded (exit 2; the third field is then the message's key phrase).
 ropecheck_foreign_plugin(fault_describe_segv hf_rope.cpp 2 "crashed while loading" FAULT_DESCRIBE_SEGV)
+# ABI 2 (plugins/abi2_hf_rope.cpp): the claim by a config.json of tests/data/configs and the kernel's
+# limits. LongRoPE's long factors are read from the same file, so kernel and claim cannot drift apart.
+set(_h4_configs ${PROJECT_SOURCE_DIR}/tests/data/configs)
+file(READ ${_h4_configs}/phi3_mini_128k.json _h4_phi3)
+string(JSON _h4_n LENGTH "${_h4_phi3}" rope_scaling long_factor)
+set(_h4_long "")
+math(EXPR _h4_last "${_h4_n} - 1")
+foreach(i RANGE ${_h4_last})
+  string(JSON v GET "${_h4_phi3}" rope_scaling long_factor ${i})
+  string(APPEND _h4_long "${v},")
+endforeach()
+set(_h4_llama "ROPECHECK_CONFIG_PATH=\"${_h4_configs}/llama3_1_8b.json\"" LLAMA3_CACHE)
+set(_h4_phi "ROPECHECK_CONFIG_PATH=\"${_h4_configs}/phi3_mini_128k.json\"" LONGROPE "PHI3_LONG_FACTOR=${_h4_long}")
+ropecheck_foreign_plugin(abi2_llama3_cache abi2_hf_rope.cpp 0 "" ${_h4_llama})
+ropecheck_foreign_plugin(abi2_llama3_cache_no_inverse abi2_hf_rope.cpp 0 "" ${_h4_llama} NO_INVERSE)
+# A LongRoPE claim (ABI 1 cannot express it) by config_path: the judge and the properties both evaluate it at
+# the probe's sequence length (its last position + 1: the long factors; conformance/drivers/judged_binding.hpp).
+ropecheck_foreign_plugin(abi2_longrope_phi3 abi2_hf_rope.cpp 0 "" ${_h4_phi})
+ropecheck_foreign_plugin(bug_abi2_cache_offset abi2_hf_rope.cpp 1 positions_offset ${_h4_llama} BUG_CACHE_OFFSET)
+ropecheck_foreign_plugin(bug_abi2_longrope_no_attention_factor abi2_hf_rope.cpp 1 attention_factor_wrong ${_h4_phi} BUG_NO_ATTENTION_FACTOR)
+# Bad ABI 2 declarations: exit 2, the message names the field (a relative config_path is resolved
+# beside the .so: the message shows where it was looked for).
+ropecheck_foreign_plugin(bad_abi2_config_path abi2_hf_rope.cpp 2 "ropecheck_convention.config_path: cannot read '"
+                         LLAMA3_CACHE "ROPECHECK_CONFIG_PATH=\"no_such_config.json\"")
+ropecheck_foreign_plugin(bad_abi2_max_position abi2_hf_rope.cpp 2 "ropecheck_convention.max_position: 40 is below the probe's dense positions 0..63"
+                         ${_h4_llama} BAD_MAX_POSITION=40)
+# M-RoPE through apply2 (plugins/mrope_rope.cpp): Qwen2.5-VL's claim by its config.json; the probe's
+# image and video tokens carry their rows (tools/audit/plugin_limits.hpp limit_probe).
+set(_h6_qwen_vl "ROPECHECK_CONFIG_PATH=\"${_h4_configs}/qwen2_5_vl_7b.json\"")
+ropecheck_foreign_plugin(mrope_f32 mrope_rope.cpp 0 "" ${_h6_qwen_vl})
+ropecheck_foreign_plugin(bug_mrope_rows_swapped mrope_rope.cpp 1 mrope_rows_swapped ${_h6_qwen_vl} BUG_MROPE_ROWS_SWAPPED)
+ropecheck_foreign_plugin(bug_mrope_text_positions mrope_rope.cpp 1 mrope_text_positions ${_h6_qwen_vl} BUG_MROPE_TEXT_POSITIONS)
+ropecheck_foreign_plugin(bad_mrope_position_rows mrope_rope.cpp 2 "ropecheck_convention.position_rows: 1, but the claim is M-RoPE with 3 position rows"
+                         ${_h6_qwen_vl} BAD_POSITION_ROWS=1)
 set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "example plugins: name|exit|first class")
 
 # The plugin audit's outputs (summary, JSON, JUnit) are the command line's: the json header stays there.

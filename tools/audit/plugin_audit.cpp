@@ -20,6 +20,7 @@
 
 #include "plugin_child.hpp"
 #include "plugin_loader.hpp"
+#include "plugin_limits.hpp"
 #include "plugin_probe.hpp"
 #include "drift_run.hpp"
 #include "ropecheck/judge/describe.hpp"
@@ -33,14 +34,16 @@ namespace ropecheck::test {
 // A kernel behind a door as an implementation under test, bounded by the judge's allowance
 // (conformance/drivers/judged_binding.hpp); with fp32_angles false it allows fp64 angles only (--strict).
 rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::string& name, const rope_config& declared,
-                          plugin::dtype t, bool fp32_angles) {
+                          plugin::dtype t, bool fp32_angles, std::int64_t seq_len) {
   using plugin::dtype;
   driven_kernel k;
   k.name = "plugin:" + name + " " + std::string(plugin::to_string(t));
   k.declared = declared;
   k.dtype = audit::judge_dtype(t);
   if (t == dtype::f16) k.max_position = 65504;
+  audit::apply_limits(k, door->limits());  // ABI 2's max_position, negative_positions, inverse
   k.wide_compute = t == dtype::f64;  // positions to 2^31 for double buffers, 2^24 otherwise
+  k.seq_len = seq_len;
   k.to_storage = [t](long double v) {
     long double w = 0;
     unsigned char buf[8];
@@ -65,7 +68,7 @@ rope_under_test bind_door(std::shared_ptr<plugin::kernel_door> door, const std::
 }
 
 rope_under_test bind_plugin(const plugin::loaded_plugin& p) {
-  return bind_door(std::make_shared<plugin::in_process_door>(p), p.name(), p.declared(), p.element_type(), true);
+  return bind_door(std::make_shared<plugin::in_process_door>(p), p.name(), p.declared(), p.element_type(), true, 0);
 }
 
 }  // namespace ropecheck::test
@@ -130,8 +133,13 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
                     const std::shared_ptr<plugin::kernel_door>& door, const plugin_audit_options& options,
                     const rc::detail::Configuration& config) {
   const bool strict = options.judge.strict;
-  const test::rope_under_test exact_angles = test::bind_door(door, out.plugin_name, declared, t, false);
-  const test::rope_under_test fp32_angles = test::bind_door(door, out.plugin_name, declared, t, true);
+  // The judge's sequence length on the probe (judge.cpp sequence_length): --seq-len, else its last position + 1.
+  std::int64_t seq_len = options.judge.seq_len;
+  if (seq_len <= 0)
+    for (const auto& f : out.forms)
+      for (const std::int64_t p : f.probe.positions) seq_len = std::max(seq_len, p + 1);
+  const test::rope_under_test exact_angles = test::bind_door(door, out.plugin_name, declared, t, false, seq_len);
+  const test::rope_under_test fp32_angles = test::bind_door(door, out.plugin_name, declared, t, true, seq_len);
 
   test::detail::silent_listener silent;
   progress_listener progress;
@@ -147,6 +155,14 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
   for (int i = 0; i < total; ++i) {
     const auto& p = properties[static_cast<std::size_t>(i)];
     if (options.on_property) options.on_property(p.name, i, total);
+    if (const auto why = property_skip(p.name, door->limits())) {
+      plugin_property_result skipped;
+      skipped.name = p.name;
+      skipped.passed = true;
+      skipped.skipped = *why;
+      out.properties.push_back(std::move(skipped));
+      continue;
+    }
     if (options.verbose) std::cerr << "[ropecheck audit] " << p.name << " ";
     const auto t0 = std::chrono::steady_clock::now();
     const test::drift_outcome d =
@@ -166,16 +182,74 @@ void run_properties(plugin_audit_result& out, const rope_config& declared, plugi
     if (!o.reproduce.empty())
       r.replay = "RC_PARAMS=\"" + o.reproduce + "\" ropecheck audit --plugin " + shell_word(out.plugin_path);
     r.seconds = std::chrono::duration<double>(t1 - t0).count();
-    if (!r.passed) out.findings.push_back({judge::classes::property_failed, r.name + ": " + test::first_line(r.description), 0.5});
+    if (!r.passed) {
+      out.findings.push_back({judge::classes::property_failed, r.name + ": " + test::first_line(r.description), 0.5});
+      out.finding_forms.emplace_back();
+    }
     // A call that crashed, hung or wrote past y during the property is the door's finding (first).
     if (const auto f = door->take_failure(); f && f->status != plugin::apply_status::error_code) {
       const auto at = std::find_if(out.findings.begin(), out.findings.end(),
                                    [](const judge::finding& x) { return !judge::is_call_failure(x.bug_class); });
+      out.finding_forms.insert(out.finding_forms.begin() + (at - out.findings.begin()), std::string());
       out.findings.insert(at, door_finding(*f, "during property " + r.name));
       out.passed = false;
     }
     out.passed = out.passed && r.passed;
     out.properties.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The probe applied in `form` (prefill: twice, the repeat check, as the conformance suite does), judged.
+plugin_form_result run_form_judged(plugin::kernel_door& door, const judge::probe_set& probe, judge::call_form form,
+                                   const rope_config& declared, plugin::dtype t, const judge::audit_options& judge_options) {
+  plugin_form_result f;
+  f.form = form;
+  const auto t0 = std::chrono::steady_clock::now();
+  probe_run run = run_form(door, probe, form, t, form == judge::call_form::prefill);
+  (void)door.take_failure();  // already a finding of the probe
+  const auto t1 = std::chrono::steady_clock::now();
+  f.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
+  f.probe = std::move(run.d);
+  f.ran = run.ran;
+  f.call_findings = std::move(run.findings);
+  if (f.ran) {
+    judge::audit_options o = judge_options;
+    o.progress = nullptr;
+    f.judged = judge::audit(f.probe, declared, o);
+    f.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  }
+  f.passed = f.ran && f.call_findings.empty() && f.judged.pass;
+  return f;
+}
+
+// out.findings from the forms (plugin_audit.hpp: failing forms first, prefill before decode, then the
+// passing forms' warnings; a finding of both forms once).
+void merge_form_findings(plugin_audit_result& out) {
+  std::vector<std::pair<judge::finding, std::size_t>> raw;  // finding, index of its form
+  for (const bool failing : {true, false})
+    for (std::size_t i = 0; i < out.forms.size(); ++i) {
+      const plugin_form_result& f = out.forms[i];
+      if (f.passed == failing) continue;
+      for (const auto& x : f.call_findings) raw.emplace_back(x, i);
+      for (const auto& x : f.judged.findings) raw.emplace_back(x, i);
+    }
+  std::vector<bool> both(raw.size(), false), dropped(raw.size(), false);
+  for (std::size_t a = 0; a < raw.size(); ++a)
+    for (std::size_t b = a + 1; b < raw.size() && !dropped[a]; ++b)
+      if (!dropped[b] && raw[b].second != raw[a].second && raw[b].first.bug_class == raw[a].first.bug_class &&
+          raw[b].first.sentence == raw[a].first.sentence)
+        both[a] = true, dropped[b] = true;
+  for (std::size_t a = 0; a < raw.size(); ++a) {
+    if (dropped[a]) continue;
+    judge::finding x = raw[a].first;
+    const judge::call_form form = out.forms[raw[a].second].form;
+    x.sentence = both[a] ? x.sentence + " (both forms)" : std::string(judge::call_form_phrase(form)) + ": " + x.sentence;
+    out.findings.push_back(std::move(x));
+    out.finding_forms.emplace_back(both[a] ? "both" : judge::to_string(form));
   }
 }
 
@@ -191,7 +265,9 @@ plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_
     door = std::make_shared<plugin::child_process_door>(loaded, options.timeout_seconds);
   else
     door = std::make_shared<plugin::in_process_door>(loaded);
-  return audit_plugin_door(lib, loaded.name(), loaded.declared(), loaded.element_type(), door, options);
+  plugin_audit_result r = audit_plugin_door(lib, loaded.name(), loaded.declared(), loaded.element_type(), door, options);
+  r.notes.insert(r.notes.begin(), loaded.claim_notes().begin(), loaded.claim_notes().end());  // the claim's source first
+  return r;
 }
 
 plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const std::string& name,
@@ -235,26 +311,21 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
     out.rerun += " --reference " + std::string(to_string(options.judge.reference));
   if (options.judge.strict) out.rerun += " --strict";
 
-  // 1. The probe, judged as its dump would be.
-  const auto t0 = std::chrono::steady_clock::now();
-  probe_run probe = run_probe(*door, declared, t, seed);
-  (void)door->take_failure();  // already a finding of the probe
-  const auto t1 = std::chrono::steady_clock::now();
-  out.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
-  out.probe = std::move(probe.d);
-  out.probe_ran = probe.ran;
-  out.findings = probe.findings;
-  if (probe.ran) {
-    judge::audit_options o = options.judge;
-    o.progress = nullptr;
-    out.judged = judge::audit(out.probe, declared, o);
-    out.findings.insert(out.findings.end(), out.judged.findings.begin(), out.judged.findings.end());
-    out.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  // 1. The probe in both call forms, each judged as its dump would be.
+  const limited_probe limited = limit_probe(judge::make_probe(declared, seed), declared, door->limits());
+  if (!limited.note.empty()) out.notes.push_back(limited.note);
+  const judge::probe_set& probe = limited.set;
+  for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
+    out.forms.push_back(run_form_judged(*door, probe, form, declared, t, options.judge));
+    out.seconds_probe += out.forms.back().seconds_probe;
+    out.seconds_judge += out.forms.back().seconds_judge;
   }
-  out.passed = probe.ran && probe.findings.empty() && out.judged.pass;
+  out.probe_ran = std::all_of(out.forms.begin(), out.forms.end(), [](const auto& f) { return f.ran; });
+  merge_form_findings(out);
+  out.passed = std::all_of(out.forms.begin(), out.forms.end(), [](const auto& f) { return f.passed; });
 
-  // 2. The properties (not when the kernel could not even answer the probe).
-  if (options.run_properties && probe.ran) run_properties(out, declared, t, door, options, config);
+  // 2. The properties (not when the kernel could not even answer the probe in both forms).
+  if (options.run_properties && out.probe_ran) run_properties(out, declared, t, door, options, config);
   out.exit_code = out.passed ? 0 : 1;
   return out;
 }

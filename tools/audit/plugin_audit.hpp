@@ -2,12 +2,16 @@
 // plugin interface (src/ropecheck/plugin.h, loaded by plugin_loader.hpp) judged as a dump is, and run
 // through the property suite.
 //
-// 1. Probe + judge. The probe set (ropecheck/judge/probe.hpp, make_probe(declared, seed)) is converted
-//    exactly to the plugin's dtype and applied in one call; y is widened exactly, and the dump
+// 1. Probe + judge, in both call forms. The probe set (ropecheck/judge/probe.hpp, make_probe(declared,
+//    seed)) is converted exactly to the plugin's dtype and applied in the judge's call plan
+//    (judge::plan_calls) of each form: prefill (runs of consecutive positions, 2 to 64 tokens a call;
+//    the whole plan applied twice, the second answer bitwise the first's) and decode (one token a call,
+//    as the conformance suite's decode test calls it). Each form's y is widened exactly and its dump
 //    {positions, x, y} goes to the one judge (ropecheck/judge/judge.hpp) with options.judge — the
-//    options `ropecheck audit` builds from the same flags. So the verdict, its findings (classes and
-//    order) and the exit code are exactly those of `ropecheck audit` on a file of those outputs
-//    (tests/audit/plugin_door_test.cpp checks it for every example plugin).
+//    options `ropecheck audit` builds from the same flags. So each form's verdict, its findings (classes
+//    and order) are exactly those of `ropecheck audit` on a file of that form's outputs
+//    (tests/audit/plugin_door_test.cpp checks it for every example plugin). The door passes iff both
+//    forms pass: a kernel right in prefill and wrong in one-token calls (a KV-cache off-by-one) fails.
 // 2. Properties (conformance/drivers/rope_properties.hpp, in the order the mutation table reports): the
 //    rotation matches the MPFR reference, norms are preserved, the inverse undoes the rotation,
 //    rotations compose additively, the materialised matrix is orthogonal, the relative offset identity
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "ropecheck/judge/judge.hpp"
+#include "ropecheck/judge/probe.hpp"
 
 namespace ropecheck::audit {
 
@@ -47,6 +52,7 @@ struct plugin_property_result {
   std::string reproduce;       // RC_PARAMS value replaying exactly this counterexample (empty when passed)
   std::string replay;          // command line doing so: RC_PARAMS="<reproduce>" ropecheck audit --plugin <lib>
   double seconds = 0;          // wall time of this property, shrinking included
+  std::string skipped;         // not run, and why (plugin_limits.hpp property_skip); passed is then true
 };
 
 struct plugin_audit_options {
@@ -69,28 +75,51 @@ struct plugin_audit_options {
   std::function<void(const std::string& property, int index, int total)> on_property;
 };
 
+// The probe in one call form (ropecheck/judge/probe.hpp call_form), judged.
+struct plugin_form_result {
+  judge::call_form form = judge::call_form::prefill;
+  judge::dump probe;         // the probe set and what the plugin returned on it in this form (the judged dump)
+  judge::verdict judged;     // the judge's verdict on `probe` (empty when !ran)
+  bool ran = false;          // the plugin answered every call of the form
+  std::vector<judge::finding> call_findings;  // the door's about the calls (plugin_crashed, ..., nondeterministic)
+  bool passed = false;       // ran, no call finding, judged.pass
+  double seconds_probe = 0;  // applying the probe in this form (prefill: both passes)
+  double seconds_judge = 0;
+};
+
 struct plugin_audit_result {
   std::string plugin_path;
   std::string plugin_name;   // ropecheck_plugin_name(), or the file's stem
   std::string element_type;  // "float32", "float64", "bfloat16", "float16"
   std::string convention;    // one line: head_dim, rotary_dim, base, scaling, factor, layout, ...
+  // Where the claim came from and what the kernel's limits left out (plugin.h ABI 2: the config
+  // reader's notes for a config_path; the probe positions past max_position, not asked), one sentence each.
+  std::vector<std::string> notes;
   std::uint64_t seed = 0;
   int max_success = 0;
   bool strict = false;       // judged with --strict
   std::string rerun;         // command line rerunning the whole audit: ropecheck audit --plugin <lib> --seed N ...
   std::vector<plugin_property_result> properties;
   rope_config declared;      // the convention the plugin declares (what the judge is told)
-  judge::dump probe;                // the probe set and what the plugin returned on it (the judged dump)
-  judge::verdict judged;            // the judge's verdict on `probe`
-  bool probe_ran = false;    // the plugin answered the probe (else `judged` is empty)
-  // Every finding, most important first: the calls' (judge::class_kind::call: plugin_crashed,
-  // plugin_timeout, plugin_out_of_bounds, plugin_error, nondeterministic), then the judge's in its order,
-  // then one property_failed per failing property.
+  // forms[0] prefill, forms[1] decode (form_result(f) picks one).
+  std::vector<plugin_form_result> forms;
+  bool probe_ran = false;    // the plugin answered the probe in every form (else a form is not judged)
+  // Every finding, most important first: a failing form's (prefill's first, then decode's; each its
+  // calls' — judge::class_kind::call: plugin_crashed, plugin_timeout, plugin_out_of_bounds,
+  // plugin_error, nondeterministic — then its judge's in the judge's order), then a passing form's
+  // warnings, then one property_failed per failing property. A form's sentence is prefixed with its
+  // call_form_phrase ("decode calls (one token a call): ..."); a finding both forms give (same class,
+  // same sentence) is listed once, with " (both forms)".
   std::vector<judge::finding> findings;
-  bool passed = false;       // no finding of the door, the judge passed, every property passed
+  // Parallel to findings: "prefill", "decode", "both", or "" (a property's or a property run's call).
+  std::vector<std::string> finding_forms;
+  bool passed = false;       // no finding of the door, both forms' judge passed, every property passed
   int exit_code = 1;         // 0 passed, 1 failed
-  double seconds_probe = 0;  // applying the probe (both calls, the child's fork included)
-  double seconds_judge = 0;  // the judge's verdict and diagnosis on it
+  double seconds_probe = 0;  // applying the probe in both forms (every call, the child's fork included)
+  double seconds_judge = 0;  // the judge's verdicts and diagnoses on them
+  [[nodiscard]] const plugin_form_result& form_result(judge::call_form f) const {
+    return forms.at(f == judge::call_form::prefill ? 0 : 1);
+  }
 };
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded

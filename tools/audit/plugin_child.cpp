@@ -23,6 +23,7 @@ namespace {
 // The first page of the mapping: the request and the child's answer.
 struct control {
   std::int64_t tokens;
+  std::int32_t rows;  // position rows in the mapping ([rows][tokens])
   std::int32_t heads;
   std::int32_t inverse;
   std::uint64_t x_bytes, y_bytes;
@@ -71,7 +72,7 @@ struct child_process_door::impl {
   double timeout;
   int max_restarts;
   std::size_t page = page_size();
-  // The mapping: [control page][positions][x][y ... | guard page].
+  // The mapping: [control page][positions: rows * tokens][x][y ... | guard page].
   unsigned char* map = nullptr;
   std::size_t map_bytes = 0, cap_tokens = 0, cap_bytes = 0;
   pid_t child = -1;
@@ -127,7 +128,7 @@ struct child_process_door::impl {
     while (read(in, &b, 1) == 1) {
       control* c = ctl();
       unsigned char* y = guard() - c->y_bytes;  // y ends at the guard page
-      c->rc = plugin.apply_raw(x(), y, positions(), c->tokens, c->heads, c->inverse != 0);
+      c->rc = plugin.apply_rows_raw(x(), y, positions(), c->rows, c->tokens, c->heads, c->inverse != 0);
       if (write(out, &b, 1) != 1) break;
     }
     _exit(0);
@@ -175,17 +176,21 @@ struct child_process_door::impl {
     if (closed) return fail({apply_status::unavailable, 0, 0, closed_why});
     const std::size_t tokens = c.positions.size();
     if (c.x.size() != c.y.size()) throw std::invalid_argument("plugin door: x and y differ in size");
-    reserve(tokens, c.x.size());
+    const std::size_t rows = static_cast<std::size_t>(c.rows());
+    if (rows > 1 && c.position_rows.size() != rows * tokens)
+      throw std::invalid_argument("plugin door: position_rows must hold rows * tokens positions");
+    reserve(tokens * rows, c.x.size());
     if (child < 0) start();
     control* k = ctl();
     k->tokens = static_cast<std::int64_t>(tokens);
+    k->rows = static_cast<std::int32_t>(rows);
     k->heads = c.heads;
     k->inverse = c.inverse ? 1 : 0;
     k->x_bytes = c.x.size();
     k->y_bytes = c.y.size();
     k->rc = 0;
     k->wrote_past_y = 0;
-    std::memcpy(positions(), c.positions.data(), tokens * sizeof(std::int64_t));
+    std::memcpy(positions(), rows > 1 ? c.position_rows.data() : c.positions.data(), rows * tokens * sizeof(std::int64_t));
     std::memcpy(x(), c.x.data(), c.x.size());
     unsigned char* y = guard() - c.y.size();
     std::memset(y, 0, c.y.size());
@@ -227,7 +232,8 @@ struct child_process_door::impl {
       closed_why = "the plugin crashed " + std::to_string(crashes) + " times; no further call is made";
     }
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    const std::string where = " (" + std::to_string(c.positions.size()) + " tokens, " + std::to_string(c.heads) + " heads)";
+    const std::string where = " (" + std::to_string(c.positions.size()) + (c.positions.size() == 1 ? " token, " : " tokens, ") +
+                              std::to_string(c.heads) + " heads)";
     if (past_y)
       return fail({apply_status::out_of_bounds, 0, sig,
                    "ropecheck_plugin_apply wrote past the end of y (" + std::to_string(c.y.size()) +
@@ -260,6 +266,7 @@ std::optional<apply_outcome> child_process_door::take_failure() {
 }
 
 int child_process_door::forks() const { return m_->forks; }
+kernel_limits child_process_door::limits() const { return m_->plugin.limits(); }
 
 loaded_plugin load_plugin_guarded(const std::string& path, double timeout_seconds) {
   std::fflush(nullptr);

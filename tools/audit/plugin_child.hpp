@@ -38,9 +38,15 @@ struct apply_outcome {
 struct apply_call {
   std::span<const unsigned char> x;
   std::span<unsigned char> y;
-  std::span<const std::int64_t> positions;  // `tokens` of them
+  std::span<const std::int64_t> positions;  // `tokens` of them (M-RoPE: row 0)
   int heads = 1;
   bool inverse = false;
+  // M-RoPE: every position row, [rows][tokens] row-major (rows = its size / tokens, the plugin's
+  // declared rows); empty for 1-D RoPE, and for text tokens (every row = positions).
+  std::span<const std::int64_t> position_rows = {};
+  [[nodiscard]] int rows() const {
+    return position_rows.empty() || positions.empty() ? 1 : static_cast<int>(position_rows.size() / positions.size());
+  }
 };
 
 class kernel_door {
@@ -49,25 +55,30 @@ class kernel_door {
   [[nodiscard]] virtual apply_outcome apply(const apply_call& call) = 0;
   // The first failed call since the last take (nullopt: none): what a property run ran into.
   [[nodiscard]] virtual std::optional<apply_outcome> take_failure() { return std::nullopt; }
+  // What the kernel behind the door accepts (plugin.h ABI 2's options; ABI 1: the defaults).
+  [[nodiscard]] virtual kernel_limits limits() const { return {}; }
 };
 
 class in_process_door final : public kernel_door {
  public:
   explicit in_process_door(loaded_plugin p) : p_(std::move(p)) {}
   [[nodiscard]] apply_outcome apply(const apply_call& c) override {
-    const int rc = p_.apply_raw(c.x.data(), c.y.data(), c.positions.data(), static_cast<std::int64_t>(c.positions.size()),
-                                c.heads, c.inverse);
+    const int rc = p_.apply_rows_raw(c.x.data(), c.y.data(), c.rows() > 1 ? c.position_rows.data() : c.positions.data(),
+                                     c.rows(), static_cast<std::int64_t>(c.positions.size()), c.heads, c.inverse);
     if (rc == 0) return {};
     return {apply_status::error_code, rc, 0, "ropecheck_plugin_apply returned error code " + std::to_string(rc)};
   }
 
  private:
   loaded_plugin p_;
+
+ public:
+  [[nodiscard]] kernel_limits limits() const override { return p_.limits(); }
 };
 
 // apply() in a child process, so that nothing the kernel does can take ropecheck down:
 //   * the child is forked once (after the library was loaded here) and serves calls until it dies:
-//     one fork per batch of calls, not per call; x, y and the positions travel through a shared
+//     one fork per batch of calls, not per call; x, y and the positions (every row) travel through a shared
 //     anonymous mapping, requests and replies through two pipes;
 //   * y ends exactly where a PROT_NONE guard page begins, so a write past y faults in the child
 //     (plugin_out_of_bounds: its SIGSEGV handler sees the address in the guard page);
@@ -87,6 +98,7 @@ class child_process_door final : public kernel_door {
   [[nodiscard]] apply_outcome apply(const apply_call& c) override;
   [[nodiscard]] std::optional<apply_outcome> take_failure() override;
   [[nodiscard]] int forks() const;  // children forked so far
+  [[nodiscard]] kernel_limits limits() const override;
 
   struct impl;
 

@@ -4,10 +4,12 @@
 #include <dlfcn.h>
 
 #include <cmath>
+#include <exception>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "ropecheck/config_json.hpp"
 #include "ropecheck/scalar.hpp"
 #include "ropecheck/schedule.hpp"
 
@@ -28,9 +30,13 @@ struct loaded_plugin::state {
   void* handle = nullptr;
   ropecheck_plugin_describe_fn describe = nullptr;
   ropecheck_plugin_apply_fn apply = nullptr;
+  ropecheck_plugin_apply2_fn apply2 = nullptr;  // ABI 2, when exported (then used for every call)
   ropecheck_plugin_name_fn name = nullptr;
   ropecheck_convention conv{};
+  std::string config_path, part;  // copies of conv's strings (conv's pointers are the plugin's)
   rope_config cfg;
+  kernel_limits limits;
+  std::vector<std::string> notes;
   std::mutex call;
   ~state() {
     if (handle) dlclose(handle);
@@ -119,19 +125,89 @@ void to_wire(dtype t, std::span<const long double> x, void* out) { to_wire_any(t
 void from_wire(dtype t, const void* in, std::span<double> out) { from_wire_any(t, in, out); }
 void from_wire(dtype t, const void* in, std::span<long double> out) { from_wire_any(t, in, out); }
 
-rope_config to_rope_config(const ropecheck_convention& c, const std::string& origin) {
-  if (c.abi != ROPECHECK_PLUGIN_ABI)
+namespace {
+
+constexpr std::uint32_t oldest_abi = 1;
+
+std::string str_or_empty(const char* s) { return s ? std::string(s) : std::string(); }
+
+// ABI 2's claim by a config.json, read as `ropecheck audit --config` reads it (tools/cli_common.hpp
+// convention_flags::resolve: load_hf_config_with_notes, layer_convention, the indexer's convention).
+rope_config config_claim(const ropecheck_convention& c, const std::string& origin, const std::filesystem::path& library,
+                         std::vector<std::string>* notes) {
+  const std::filesystem::path file = resolve_config_path(c.config_path, library);
+  hf_config_parse parsed;
+  try {
+    parsed = load_hf_config_with_notes(file);
+  } catch (const std::exception& e) {
+    bad_field(origin, "config_path", "cannot read '" + file.string() + "': " + e.what());
+  }
+  rope_config r = parsed.config;
+  if (parsed.primary_layer < 0 && c.layer < 0)
+    bad_field(origin, "config_path", "'" + file.string() + "': no layer has RoPE (" + parsed.no_rope + ")");
+  if (c.layer >= 0) {
+    try {
+      r = layer_convention(parsed, c.layer);
+    } catch (const std::exception& e) {
+      bad_field(origin, "layer", std::to_string(c.layer) + " in '" + file.string() + "': " + e.what());
+    }
+  } else if (c.layer != -1) {
+    bad_field(origin, "layer", std::to_string(c.layer) + ": expected -1 (the primary layer) or a layer index >= 0");
+  }
+  const std::string part = str_or_empty(c.part);
+  if (part == "indexer") {
+    if (!parsed.indexer)
+      bad_field(origin, "part", "\"indexer\", but '" + file.string() + "' (" +
+                                    (parsed.family.empty() ? std::string("this config") : parsed.family) +
+                                    ") has no lightning indexer with a RoPE of its own");
+    r = parsed.indexer->config;
+  } else if (!part.empty() && part != "attention") {
+    bad_field(origin, "part", "\"" + part + "\": expected \"attention\" (or NULL / \"\") or \"indexer\"");
+  }
+  if (c.head_dim != 0 && c.head_dim != r.head_dim)
+    bad_field(origin, "head_dim", std::to_string(c.head_dim) + ", but '" + file.string() + "' gives head_dim " +
+                                      std::to_string(r.head_dim) + " (leave it 0 with a config_path, or make them agree)");
+  if (notes) {
+    notes->push_back("convention read from " + file.string() + " (the plugin's config_path" +
+                     (c.layer >= 0 ? ", layer " + std::to_string(c.layer) : std::string()) +
+                     (part == "indexer" ? ", the lightning indexer" : "") + ")");
+    notes->insert(notes->end(), parsed.notes.begin(), parsed.notes.end());
+    for (const auto& a : parsed.assumptions) notes->push_back("assumption: " + a);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::filesystem::path resolve_config_path(const std::string& config_path, const std::filesystem::path& library) {
+  const std::filesystem::path p(config_path);
+  if (p.is_absolute() || library.empty()) return p;
+  return library.parent_path() / p;
+}
+
+rope_config to_rope_config(const ropecheck_convention& c, const std::string& origin, const std::filesystem::path& library,
+                           std::vector<std::string>* notes) {
+  if (c.abi < oldest_abi || c.abi > ROPECHECK_PLUGIN_ABI)
     bad_field(origin, "abi", "ABI mismatch: plugin declares " + std::to_string(c.abi) + ", loader implements " +
-                                 std::to_string(ROPECHECK_PLUGIN_ABI));
+                                 std::to_string(oldest_abi) + " to " + std::to_string(ROPECHECK_PLUGIN_ABI));
+  if (c.dtype < ROPECHECK_DTYPE_F32 || c.dtype > ROPECHECK_DTYPE_F16)
+    bad_field(origin, "dtype", "unknown dtype " + std::to_string(c.dtype));
+  if (c.abi >= 2 && c.config_path && *c.config_path) {
+    rope_config r = config_claim(c, origin, library, notes);
+    try {
+      validate(r);
+    } catch (const std::invalid_argument& e) {
+      fail(origin, std::string("invalid convention: ") + e.what());
+    }
+    return r;
+  }
   if (c.layout != ROPECHECK_LAYOUT_INTERLEAVED && c.layout != ROPECHECK_LAYOUT_HALF_SPLIT)
     bad_field(origin, "layout", "unknown layout " + std::to_string(c.layout));
   if (c.scaling < ROPECHECK_SCALING_NONE || c.scaling > ROPECHECK_SCALING_LONGROPE)
     bad_field(origin, "scaling", "unknown scaling kind " + std::to_string(c.scaling));
   if (c.scaling == ROPECHECK_SCALING_LONGROPE)
-    bad_field(origin, "scaling", "LONGROPE needs per-band factors, which ABI " +
-                                     std::to_string(ROPECHECK_PLUGIN_ABI) + " cannot carry");
-  if (c.dtype < ROPECHECK_DTYPE_F32 || c.dtype > ROPECHECK_DTYPE_F16)
-    bad_field(origin, "dtype", "unknown dtype " + std::to_string(c.dtype));
+    bad_field(origin, "scaling", "LONGROPE needs per-band factors, which the flat fields cannot carry (ABI " +
+                                     std::to_string(c.abi) + "; ABI 2: claim it by config_path)");
   rope_config r;
   r.head_dim = c.head_dim;
   r.rotary_dim = c.rotary_dim;
@@ -157,7 +233,45 @@ rope_config to_rope_config(const ropecheck_convention& c, const std::string& ori
   return r;
 }
 
-loaded_plugin load_plugin(const std::string& path, const load_options& options) {
+kernel_limits limits_of(const ropecheck_convention& c, const rope_config& claim, bool has_apply2,
+                        const std::string& origin) {
+  kernel_limits l;
+  const int claim_rows = claim.position_rows();
+  if (c.abi < 2) {
+    if (claim_rows != 1) bad_field(origin, "abi", "an M-RoPE claim needs ABI 2 (position_rows, apply2)");
+    return l;
+  }
+  if (c.max_position < 0)
+    bad_field(origin, "max_position", std::to_string(c.max_position) + ": expected 0 (no limit) or the kernel's last position");
+  if (c.max_position > 0 && c.max_position < min_max_position)
+    bad_field(origin, "max_position",
+              std::to_string(c.max_position) + " is below the probe's dense positions 0.." + std::to_string(min_max_position) +
+                  " (positions " + std::to_string(c.max_position + 1) + ".." + std::to_string(min_max_position) +
+                  " could not be asked; the judge needs them all): expected 0 or >= " + std::to_string(min_max_position));
+  l.max_position = c.max_position;
+  l.negative_positions = c.negative_positions != 0;
+  l.supports_inverse = c.supports_inverse != 0;
+  const int rows = c.position_rows == 0 ? 1 : c.position_rows;
+  if (rows < 1) bad_field(origin, "position_rows", std::to_string(c.position_rows) + ": expected 1 (1-D RoPE) or the M-RoPE claim's rows");
+  if (rows != claim_rows) {
+    std::string sections;
+    for (const int v : claim.mrope_section) sections += (sections.empty() ? "" : ", ") + std::to_string(v);
+    bad_field(origin, "position_rows",
+              std::to_string(rows) + (claim_rows == 1 ? ", but the claim is 1-D RoPE (one position row)"
+                                                      : ", but the claim is M-RoPE with " + std::to_string(claim_rows) +
+                                                            " position rows (mrope_section [" + sections + "])"));
+  }
+  if (rows > 1 && !has_apply2)
+    bad_field(origin, "position_rows", std::to_string(rows) + " rows need ropecheck_plugin_apply2, which the library does not export");
+  l.rows = rows;
+  return l;
+}
+
+loaded_plugin load_plugin(const std::string& given, const load_options& options) {
+  // A bare name (no '/') is the file in the working directory, as `--plugin libk.so` means on a command
+  // line; dlopen(3) would search the library path for it instead. Every door loads through here (and
+  // load_plugin_guarded's child too), and every message names the path tried.
+  const std::string path = given.find('/') == std::string::npos ? "./" + given : given;
   auto s = std::make_shared<loaded_plugin::state>();
   s->path = path;
   dlerror();
@@ -167,13 +281,30 @@ loaded_plugin load_plugin(const std::string& path, const load_options& options) 
     fail(path, std::string("cannot load plugin: ") + (err ? err : "dlopen failed"));
   }
   s->describe = reinterpret_cast<ropecheck_plugin_describe_fn>(symbol(s->handle, path, options.describe_symbol, true));
-  s->apply = reinterpret_cast<ropecheck_plugin_apply_fn>(symbol(s->handle, path, options.apply_symbol, true));
+  s->apply2 = reinterpret_cast<ropecheck_plugin_apply2_fn>(symbol(s->handle, path, options.apply2_symbol, false));
+  s->apply = reinterpret_cast<ropecheck_plugin_apply_fn>(symbol(s->handle, path, options.apply_symbol, false));
   s->name = reinterpret_cast<ropecheck_plugin_name_fn>(symbol(s->handle, path, options.name_symbol, false));
   ropecheck_convention c{};
   const int rc = s->describe(&c);
   if (rc != 0) fail(path, "ropecheck_plugin_describe returned error code " + std::to_string(rc));
+  if (c.abi < 2) s->apply2 = nullptr;  // ABI 1 knows no apply2: never call a symbol of that name
+  if (!s->apply && !s->apply2)
+    (void)symbol(s->handle, path, options.apply_symbol, true);  // throws: missing required symbol
+  // The library's own file (dladdr of describe), for a relative config_path: not the working
+  // directory, and right however dlopen found a bare name.
+  std::filesystem::path library(path);
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(s->describe), &info) != 0 && info.dli_fname && *info.dli_fname)
+    library = std::filesystem::absolute(info.dli_fname);
+  if (c.abi >= 2) {  // the plugin's strings are copied (plugin.h: the loader copies them)
+    s->config_path = str_or_empty(c.config_path);
+    s->part = str_or_empty(c.part);
+  }
+  s->cfg = to_rope_config(c, path, library, &s->notes);
+  s->limits = limits_of(c, s->cfg, s->apply2 != nullptr, path);
   s->conv = c;
-  s->cfg = to_rope_config(c, path);
+  s->conv.config_path = c.abi >= 2 && c.config_path ? s->config_path.c_str() : nullptr;
+  s->conv.part = c.abi >= 2 && c.part ? s->part.c_str() : nullptr;
   return loaded_plugin(std::move(s));
 }
 
@@ -181,6 +312,8 @@ rope_config loaded_plugin::declared() const { return s_->cfg; }
 const ropecheck_convention& loaded_plugin::convention() const { return s_->conv; }
 dtype loaded_plugin::element_type() const { return static_cast<dtype>(s_->conv.dtype); }
 const std::string& loaded_plugin::path() const { return s_->path; }
+const kernel_limits& loaded_plugin::limits() const { return s_->limits; }
+const std::vector<std::string>& loaded_plugin::claim_notes() const { return s_->notes; }
 
 std::string loaded_plugin::name() const {
   if (s_->name) {
@@ -195,8 +328,34 @@ std::string loaded_plugin::name() const {
 
 int loaded_plugin::apply_raw(const void* x, void* y, const std::int64_t* positions, std::int64_t tokens, int heads,
                              bool inverse) const {
+  return apply_rows_raw(x, y, positions, 1, tokens, heads, inverse);
+}
+
+int loaded_plugin::apply_rows_raw(const void* x, void* y, const std::int64_t* rows_positions, int rows,
+                                  std::int64_t tokens, int heads, bool inverse) const {
+  const kernel_limits& l = s_->limits;
+  if (rows != 1 && rows != l.rows)
+    throw std::invalid_argument("plugin apply: " + std::to_string(rows) + " position rows given, the plugin declares " +
+                                std::to_string(l.rows));
+  const auto n = static_cast<std::size_t>(tokens < 0 ? 0 : tokens);
+  std::vector<std::int64_t> p;  // the rows the kernel is given, when they differ from rows_positions
+  const std::int64_t* given = rows_positions;
+  if (rows != l.rows || (inverse && !l.supports_inverse)) {
+    if (inverse && !l.supports_inverse && !l.negative_positions)
+      throw std::logic_error("plugin apply: R(p)^T asked of a kernel that declares neither supports_inverse nor "
+                             "negative_positions");
+    p.resize(n * static_cast<std::size_t>(l.rows));
+    for (std::size_t r = 0; r < static_cast<std::size_t>(l.rows); ++r)
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::int64_t v = rows_positions[(rows == 1 ? 0 : r) * n + t];
+        p[r * n + t] = inverse && !l.supports_inverse ? -v : v;  // R(p)^T = R(-p) (conformance's driven())
+      }
+    given = p.data();
+    if (!l.supports_inverse) inverse = false;
+  }
   const std::lock_guard<std::mutex> lock(s_->call);
-  return s_->apply(x, y, positions, tokens, heads, inverse ? 1 : 0);
+  if (s_->apply2) return s_->apply2(x, y, given, l.rows, tokens, heads, inverse ? 1 : 0);
+  return s_->apply(x, y, given, tokens, heads, inverse ? 1 : 0);
 }
 
 void loaded_plugin::apply(std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,

@@ -16,6 +16,7 @@ namespace {
 using judge::fmt;  // ropecheck/judge/sentence.hpp
 
 const char* status_of(const plugin_property_result& p) {
+  if (!p.skipped.empty()) return "skipped";
   if (!p.passed) return "FAIL";
   if (p.drift_warning) return "pass, drift warning";
   return p.successes == 0 ? "not run (replay of another property)" : "pass";
@@ -44,48 +45,85 @@ int properties_holding(const plugin_audit_result& r) {
 
 }  // namespace
 
-audit_report plugin_probe_report(const plugin_audit_result& r, const std::string& version, const std::string& command) {
+audit_report plugin_probe_report(const plugin_audit_result& r, const plugin_form_result& form, const std::string& version,
+                                 const std::string& command) {
   audit_report a;
   a.version = version;
   a.command = command;
   a.source = r.plugin_path;
   a.format = "plugin";
   a.dtype = a.x_dtype = r.element_type;
-  a.tokens = r.probe.tokens;
-  a.heads = r.probe.heads;
-  a.head_dim = r.probe.head_dim;
-  if (!r.probe.positions.empty()) {
-    a.min_position = *std::min_element(r.probe.positions.begin(), r.probe.positions.end());
-    a.max_position = *std::max_element(r.probe.positions.begin(), r.probe.positions.end());
+  a.tokens = form.probe.tokens;
+  a.heads = form.probe.heads;
+  a.head_dim = form.probe.head_dim;
+  if (!form.probe.positions.empty()) {
+    a.min_position = *std::min_element(form.probe.positions.begin(), form.probe.positions.end());
+    a.max_position = *std::max_element(form.probe.positions.begin(), form.probe.positions.end());
   }
   a.seq_len = a.max_position + 1;
+  // M-RoPE: the probe's rows and its text / multimodal tokens, as the dump door states them
+  // (tools/ropecheck.cpp describe_position_rows).
+  const auto tokens = static_cast<std::size_t>(form.probe.tokens);
+  const std::size_t rows = form.probe.position_rows.empty() || tokens == 0 ? 1 : form.probe.position_rows.size() / tokens;
+  a.position_rows = r.declared.position_rows();
+  for (std::size_t t = 0; t < tokens; ++t) {
+    bool equal = true;
+    for (std::size_t k = 1; k < rows; ++k) equal = equal && form.probe.position_rows[k * tokens + t] == form.probe.position_rows[t];
+    ++(equal ? a.text_tokens : a.multimodal_tokens);
+  }
   a.claimed = r.declared;
   a.claimed_from = "declared by the plugin (ropecheck_plugin_describe)";
+  a.claim_info.source = "the plugin's ropecheck_plugin_describe";  // its config.json's notes, if any, are r.notes
   a.strict = r.strict;
-  a.v = r.judged;
+  a.v = form.judged;
   a.notes.push_back(fmt("probe: %d tokens x %d heads (ropecheck/judge/probe.hpp), inputs from seed %llu, applied by "
-                        "the plugin in one call and repeated once",
-                        r.probe.tokens, r.probe.heads, static_cast<unsigned long long>(r.seed)));
+                        "the plugin in %s%s",
+                        form.probe.tokens, form.probe.heads, static_cast<unsigned long long>(r.seed),
+                        judge::call_form_phrase(form.form),
+                        form.form == judge::call_form::prefill ? ", all of them repeated once" : ""));
   return a;
 }
+
+namespace {
+
+// The door's verdict on one form, in a word.
+std::string form_word(const plugin_form_result& f) {
+  if (!f.ran) return "not judged";
+  return f.passed ? "pass" : "FAIL";
+}
+
+// The first form that ran (its dump is the JSON's base), or null.
+const plugin_form_result* first_ran(const plugin_audit_result& r) {
+  for (const auto& f : r.forms)
+    if (f.ran) return &f;
+  return nullptr;
+}
+
+bool judge_passes(const plugin_audit_result& r) {
+  return !r.forms.empty() && std::all_of(r.forms.begin(), r.forms.end(), [](const auto& f) { return f.passed; });
+}
+
+}  // namespace
 
 std::string plugin_summary(const plugin_audit_result& r, const std::string& version, const std::string& command) {
   std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
                   "\n  declared convention: " + r.convention + "\n";
+  for (const auto& n : r.notes) s += "  note: " + n + "\n";
   for (const auto& f : r.findings)
     if (judge::is_call_failure(f.bug_class)) s += judge::finding_line(f, "  ");
-  if (r.probe_ran) {
-    s += "\n-- the probe, judged as `ropecheck audit` judges a dump --\n";
-    s += human_summary(plugin_probe_report(r, version, command));
-  } else {
-    s += "  the plugin did not answer the probe: nothing to judge\n";
+  for (const auto& f : r.forms) {
+    s += std::string("\n-- the probe in ") + judge::call_form_phrase(f.form) + ", judged as `ropecheck audit` judges a dump --\n";
+    s += f.ran ? human_summary(plugin_probe_report(r, f, version, command))
+               : std::string("  the plugin did not answer the probe in these calls: nothing to judge\n");
   }
   if (!r.properties.empty()) {
     s += "\n-- properties (seed " + std::to_string(r.seed) + ", " + std::to_string(r.max_success) +
          " cases per property) --\n";
     for (const auto& p : r.properties) {
       s += fmt("  %-36s %s  (%d cases, %.2f s)\n", p.name.c_str(), status_of(p), p.successes, p.seconds);
-      if (!p.passed) {
+      if (!p.skipped.empty()) {
+        s += "      " + p.skipped + "\n";
+      } else if (!p.passed) {
         std::string why = p.description;
         while (!why.empty() && why.back() == '\n') why.pop_back();
         s += indent(why, "      ") + "      shrunk counterexample:\n" + indent(p.counterexample, "      ") +
@@ -98,30 +136,52 @@ std::string plugin_summary(const plugin_audit_result& r, const std::string& vers
   }
   const int warnings = static_cast<int>(std::count_if(r.properties.begin(), r.properties.end(),
                                                       [](const auto& p) { return p.drift_warning; }));
+  std::string forms;
+  for (const auto& f : r.forms) forms += std::string(forms.empty() ? "" : ", ") + judge::to_string(f.form) + " calls " + form_word(f);
   s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": " +
        (r.properties.empty() ? std::string("properties not run")
                              : std::to_string(properties_holding(r)) + " of " + std::to_string(r.properties.size()) +
                                    " properties hold") +
-       (warnings ? fmt(" (%d with a drift warning)", warnings) : std::string()) + "; the probe's verdict: " +
-       (r.probe_ran ? (r.judged.pass ? "pass" : "FAIL") : "not judged") + "\n  rerun: " + r.rerun + "\n";
+       (warnings ? fmt(" (%d with a drift warning)", warnings) : std::string()) + "; the probe's verdict: " + forms +
+       "\n";
+  if (!r.passed && !r.findings.empty()) s += judge::finding_line(r.findings.front(), "  first finding: ");
+  s += "  rerun: " + r.rerun + "\n";
   return s;
 }
 
 std::string plugin_json(const plugin_audit_result& r, const std::string& version, const std::string& command) {
-  nlohmann::json j = r.probe_ran ? nlohmann::json::parse(to_json(plugin_probe_report(r, version, command)))
-                                 : nlohmann::json::object({{"schema_version", 1}, {"ropecheck_version", version},
-                                                           {"command", command}});
+  const plugin_form_result* base = first_ran(r);
+  nlohmann::json j = base ? nlohmann::json::parse(to_json(plugin_probe_report(r, *base, version, command)))
+                          : nlohmann::json::object({{"schema_version", 1}, {"ropecheck_version", version},
+                                                    {"command", command}});
+  const auto finding_json = [](const judge::finding& f) {
+    return nlohmann::json{{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}};
+  };
   j["kind"] = "plugin";
   j["pass"] = r.passed;
   j["exit_code"] = r.exit_code;
-  j["judge"] = {{"ran", r.probe_ran}, {"pass", r.probe_ran && r.judged.pass}, {"exit_code", r.probe_ran && r.judged.pass ? 0 : 1}};
-  j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}};
+  const bool judged_pass = judge_passes(r);
+  j["judge"] = {{"ran", r.probe_ran}, {"pass", judged_pass}, {"exit_code", judged_pass ? 0 : 1}};
+  j["forms"] = nlohmann::json::object();
+  for (const auto& f : r.forms) {
+    nlohmann::json o = {{"calls", judge::call_form_phrase(f.form)}, {"ran", f.ran}, {"pass", f.passed},
+                        {"max_error_ulps", f.judged.max_error_ulps}, {"worst_ratio", f.judged.worst_ratio},
+                        {"call_findings", nlohmann::json::array()}, {"findings", nlohmann::json::array()},
+                        {"seconds_probe", f.seconds_probe}, {"seconds_judge", f.seconds_judge}};
+    for (const auto& x : f.call_findings) o["call_findings"].push_back(finding_json(x));
+    for (const auto& x : f.judged.findings) o["findings"].push_back(finding_json(x));
+    j["forms"][judge::to_string(f.form)] = std::move(o);
+  }
+  j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}, {"notes", r.notes}};
   j["seed"] = r.seed;
   j["max_success"] = r.max_success;
   j["rerun"] = r.rerun;
   j["findings"] = nlohmann::json::array();
-  for (const auto& f : r.findings)
-    j["findings"].push_back({{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}});
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    nlohmann::json f = finding_json(r.findings[i]);
+    f["form"] = i < r.finding_forms.size() ? r.finding_forms[i] : std::string();
+    j["findings"].push_back(std::move(f));
+  }
   j["properties"] = nlohmann::json::array();
   for (const auto& p : r.properties)
     j["properties"].push_back({{"name", p.name}, {"pass", p.passed}, {"drift_warning", p.drift_warning},
@@ -132,7 +192,7 @@ std::string plugin_json(const plugin_audit_result& r, const std::string& version
 }
 
 std::string plugin_junit(const plugin_audit_result& r, const std::string& version, const std::string& command) {
-  const bool judge_fails = !r.probe_ran || !r.judged.pass ||
+  const bool judge_fails = !judge_passes(r) ||
                            std::any_of(r.findings.begin(), r.findings.end(),
                                        [](const judge::finding& f) { return judge::is_call_failure(f.bug_class); });
   int failures = judge_fails ? 1 : 0;
@@ -148,9 +208,14 @@ std::string plugin_junit(const plugin_audit_result& r, const std::string& versio
   s += "    <properties>\n      <property name=\"seed\" value=\"" + std::to_string(r.seed) +
        "\"/>\n      <property name=\"convention\" value=\"" + cli::markup_escape(r.convention) +
        "\"/>\n      <property name=\"dtype\" value=\"" + cli::markup_escape(r.element_type) + "\"/>\n    </properties>\n";
-  const std::string reference = r.probe_ran ? std::string(to_string(r.judged.reference)) : std::string("exact");
+  const plugin_form_result* base = first_ran(r);
+  const std::string reference = base ? std::string(to_string(base->judged.reference)) : std::string("exact");
   s += "    <testcase classname=\"" + suite + "\" name=\"the probe matches the " + reference + " reference\">\n";
-  const std::string text = r.probe_ran ? human_summary(plugin_probe_report(r, version, command)) : std::string();
+  std::string text;
+  for (const auto& f : r.forms)
+    if (f.ran)
+      text += std::string(text.empty() ? "" : "\n") + "-- " + judge::call_form_phrase(f.form) + " --\n" +
+              human_summary(plugin_probe_report(r, f, version, command));
   if (judge_fails) {
     const judge::finding first = r.findings.empty() ? judge::finding{judge::classes::unexplained, "the probe fails the allowance", 0} : r.findings.front();
     s += "      <failure type=\"" + cli::markup_escape(first.bug_class) + "\" message=\"" + cli::markup_escape(first.sentence) + "\">" +

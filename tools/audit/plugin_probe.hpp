@@ -12,20 +12,24 @@
 #include "plugin_audit.hpp"
 #include "plugin_child.hpp"
 #include "ropecheck/judge/judge.hpp"
+#include "ropecheck/judge/probe.hpp"
 
 namespace ropecheck::audit {
 
 struct probe_run {
-  judge::dump d;                         // positions, x, y widened exactly; dtype the plugin's
-  bool ran = false;               // the kernel answered (d.y holds its first answer)
+  judge::dump d;                         // positions (and rows), x, y widened exactly; dtype the plugin's
+  bool ran = false;                      // the kernel answered every call (d.y holds its first answer)
   std::vector<judge::finding> findings;  // about the calls (judge::class_kind::call): plugin_crashed, plugin_timeout,
                                          // plugin_out_of_bounds, plugin_error (nonzero return), nondeterministic
 };
 
-// make_probe(declared, seed) in the plugin's dtype, applied twice in one call each (the second
-// answer must be bitwise the first's).
-[[nodiscard]] probe_run run_probe(plugin::kernel_door& door, const rope_config& declared, plugin::dtype t,
-                                  std::uint64_t seed);
+// The probe set p in the plugin's dtype, applied in the calls of judge::plan_calls(p, form) (a
+// prefilled neighbour carries its probe token's inputs; its output is dropped). M-RoPE: each call is
+// given its slice of p.position_rows (apply_call::position_rows), and the dump carries them. With `repeat` the whole
+// plan is applied a second time and must answer bitwise the same (nondeterministic otherwise). The
+// first failed call stops the form (findings: the door's, naming the call's positions).
+[[nodiscard]] probe_run run_form(plugin::kernel_door& door, const judge::probe_set& p, judge::call_form form,
+                                 plugin::dtype t, bool repeat);
 
 // "float32", "float64", "bfloat16", "float16": the judge's names of the plugin dtypes.
 [[nodiscard]] const char* judge_dtype(plugin::dtype t) noexcept;

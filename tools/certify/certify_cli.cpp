@@ -5,12 +5,22 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "certificate.hpp"
 #include "engine.hpp"
 #include "implementations.hpp"
+#include "plugin_audit.hpp"
+#include "plugin_output.hpp"
+#include "ropecheck/judge/render.hpp"
+
+#ifndef ROPECHECK_VERSION
+#define ROPECHECK_VERSION "unknown"
+#endif
 
 namespace ropecheck::certify {
 namespace {
@@ -41,6 +51,43 @@ void parse_shard(const std::string& s, int& k, int& n) {
     throw std::invalid_argument("--shard: '" + s + "' is not k/N with 1 <= k <= N");
 }
 
+// No certificate for a plugin the plugin door fails: `out` gets the door's JSON (kind "certify",
+// verdict "fail", certificate false, findings each with its call form), exit 1.
+int refuse_plugin(const std::string& out, nlohmann::json j, const std::vector<std::string>& lines) {
+  j["kind"] = "certify";
+  j["verdict"] = "fail";
+  j["certificate"] = false;
+  j["pass"] = false;
+  j["exit_code"] = 1;
+  write_text(out, j.dump(2) + "\n");
+  for (const auto& l : lines) std::printf("%s", l.c_str());
+  std::printf("certificate: %s (fail: no certificate for a kernel the plugin door fails)\n", out.c_str());
+  return 1;
+}
+
+// The plugin door's judge (probe in prefill and in decode calls, no properties; every apply() in a
+// child process), run before the sweep, which calls the kernel in blocks of consecutive positions
+// only (prefill form): certify never certifies a kernel the plugin door fails, e.g. on one-token calls.
+std::optional<int> judge_plugin_first(const certify_request& q, const std::string& out, const std::string& command) {
+  audit::plugin_audit_options o;
+  o.run_properties = false;
+  o.isolate = true;
+  o.timeout_seconds = q.plugin_timeout_seconds;
+  const audit::plugin_audit_result r = audit::audit_plugin(q.plugin_path, o);
+  std::string forms;
+  for (const auto& f : r.forms)
+    forms += std::string(forms.empty() ? "" : ", ") + judge::to_string(f.form) + " calls " +
+             (!f.ran ? "not judged" : f.passed ? "pass" : "FAIL");
+  if (r.passed) {
+    std::printf("the plugin door's judge on the probe (seed %llu): %s\n", static_cast<unsigned long long>(r.seed), forms.c_str());
+    return std::nullopt;
+  }
+  std::vector<std::string> lines{"ropecheck certify --plugin " + q.plugin_path + ": the plugin door's judge on the probe: " +
+                                 forms + "\n"};
+  for (const auto& f : r.findings) lines.push_back(judge::finding_line(f, "  "));
+  return refuse_plugin(out, nlohmann::json::parse(audit::plugin_json(r, ROPECHECK_VERSION, command)), lines);
+}
+
 void print_verdict(const certificate& c, const std::string& path) {
   for (const auto& line : c.result.summary) std::printf("%s\n", line.c_str());
   std::printf("certificate: %s (%s)\n", path.c_str(), c.result.pass ? "pass" : "fail");
@@ -68,6 +115,10 @@ void certify_commands::add_to(CLI::App& app) {
   certify_->add_option("--out", out_, "output file (default: certificate.json, or certificate.part-K-of-N.json for a shard)");
   certify_->add_option("--timing", timing_out_, "also write the run's timing as JSON (it varies run to run; never in the certificate)");
   certify_->add_flag("--quiet", quiet_, "no progress on standard error");
+  certify_->add_option("--plugin-timeout", req_.plugin_timeout_seconds,
+                       "seconds each apply() of --plugin may take (it runs in a child process; past it: plugin_timeout)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   merge_->add_option("parts", parts_, "the partial certificates (one per shard, any order)")->required()->check(CLI::ExistingFile);
   merge_->add_option("--out", merge_out_, "output file")->capture_default_str();
 }
@@ -81,7 +132,7 @@ int certify_commands::run(const std::string& command_line) {
   }
 }
 
-int certify_commands::certify_main(const std::string& /*command_line*/) {
+int certify_commands::certify_main(const std::string& command_line) {
   if (list_) {
     for (const auto& i : known_builtin_implementations())
       std::printf("%-22s %-9s %s%s\n", i.id.name.c_str(), i.id.dtype.c_str(), i.id.description.c_str(),
@@ -102,10 +153,22 @@ int certify_commands::certify_main(const std::string& /*command_line*/) {
   const std::string out = !out_.empty() ? out_
                           : sharded ? "certificate.part-" + std::to_string(req_.shard_index) + "-of-" + std::to_string(req_.shard_count) + ".json"
                                     : "certificate.json";
+  if (!req_.plugin_path.empty())
+    if (const auto refused = judge_plugin_first(req_, out, command_line)) return *refused;
   cli::progress_bar bar("certify");
-  const certify_run run = run_certify(req_, [&](std::int64_t d, std::int64_t t) {
-    if (!quiet_) bar(d, t);
-  });
+  certify_run run;
+  try {
+    run = run_certify(req_, [&](std::int64_t d, std::int64_t t) {
+      if (!quiet_) bar(d, t);
+    });
+  } catch (const plugin_call_failed& e) {  // the kernel crashed, hung or wrote past y in the sweep
+    const judge::finding f{e.bug_class(), e.what(), 1.0};
+    nlohmann::json j = {{"schema_version", 1}, {"ropecheck_version", ROPECHECK_VERSION}, {"command", command_line},
+                        {"plugin", {{"path", req_.plugin_path}}}};
+    j["findings"] = nlohmann::json::array({{{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", 1.0}, {"form", ""}}});
+    return refuse_plugin(out, std::move(j), {"ropecheck certify --plugin " + req_.plugin_path + ": the sweep's calls failed\n",
+                                             judge::finding_line(f, "  ")});
+  }
   const auto& in = run.partial.inputs;
   const auto& tm = run.timing;
   std::printf("ropecheck certify: %s, positions %lld..%lld of 0..%lld, %d bands, %zu implementation(s)\n",

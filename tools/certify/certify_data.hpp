@@ -28,6 +28,7 @@ struct certify_request {
   double position_threshold_tokens = 0.5;    // figures: first position with a band off by >= this many tokens
   int shard_index = 1, shard_count = 1;      // --shard k/N: slice k (1-based) of N contiguous slices
   int threads = 0;                           // 0 = hardware concurrency; never changes the result
+  double plugin_timeout_seconds = 10;        // per apply() of a plugin (its child process); never changes the result
 };
 
 // The slice of positions shard k of n covers, for positions 0..max_position: [first, last] with

@@ -47,7 +47,7 @@ resolved resolve(const certify_request& q) {
   rope_config cfg = q.config;
   if (!q.plugin_path.empty()) {
     if (!q.implementations.empty()) throw std::invalid_argument("certify: give --impl or --plugin, not both");
-    plugin_implementation p = load_plugin_implementation(q.plugin_path);
+    plugin_implementation p = load_plugin_implementation(q.plugin_path, q.plugin_timeout_seconds);
     cfg = p.declared;
     r.impls.push_back(std::move(p.impl));
     in.config_name = "declared by the plugin";

@@ -12,7 +12,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "plugin_child.hpp"
 #include "plugin_loader.hpp"
+#include "plugin_probe.hpp"
 #include "ropecheck/angle_batch.hpp"
 #include "ropecheck/rope.hpp"
 #include "sweep/strategies.hpp"
@@ -73,26 +75,29 @@ const std::vector<entry>& registry() {
   return entries;
 }
 
-// Applied pairs read off a plugin kernel: one head per token, every pair (1, 0).
+// Applied pairs read off a plugin kernel: one head per token, every pair (1, 0), in calls of a block
+// of consecutive positions through the source's own child process (a fault is plugin_call_failed).
 class plugin_source final : public block_source {
  public:
-  plugin_source(plugin::loaded_plugin p, const rope_config& cfg) : p_(std::move(p)), g_(rope_geometry::of(cfg)) {}
+  plugin_source(const plugin::loaded_plugin& p, const rope_config& cfg, double timeout_seconds)
+      : t_(p.element_type()), path_(p.path()), door_(p, timeout_seconds), g_(rope_geometry::of(cfg)) {}
   void fill(std::int64_t first, std::int64_t count, std::span<double> c, std::span<double> s) override {
     const auto hd = static_cast<std::size_t>(g_.head_dim);
     const auto n = static_cast<std::size_t>(count);
-    const std::size_t bytes = plugin::element_bytes(p_.element_type());
+    const std::size_t bytes = plugin::element_bytes(t_);
     std::vector<double> x(n * hd, 0.0), y(n * hd);
     for (std::size_t t = 0; t < n; ++t)
       for (int b = 0; b < g_.bands(); ++b) x[t * hd + static_cast<std::size_t>(g_.pair_of(b).first)] = 1.0;
     std::vector<unsigned char> xw(n * hd * bytes), yw(n * hd * bytes);
-    plugin::to_wire(p_.element_type(), x, xw.data());
+    plugin::to_wire(t_, x, xw.data());
     std::vector<std::int64_t> pos(n);
     for (std::size_t t = 0; t < n; ++t) pos[t] = first + static_cast<std::int64_t>(t);
-    const int rc = p_.apply_raw(xw.data(), yw.data(), pos.data(), count, 1, false);
-    if (rc != 0)
-      throw std::runtime_error("plugin " + p_.path() + ": apply() returned " + std::to_string(rc) + " at positions " +
-                               std::to_string(first) + ".." + std::to_string(first + count - 1));
-    plugin::from_wire(p_.element_type(), yw.data(), y);
+    if (const auto o = door_.apply({xw, yw, pos, 1, false}); !o.ok()) {
+      const judge::finding f = audit::door_finding(
+          o, "certify's sweep, the call of positions " + std::to_string(first) + ".." + std::to_string(first + count - 1));
+      throw plugin_call_failed(f.bug_class, "plugin " + path_ + ": " + f.sentence);
+    }
+    plugin::from_wire(t_, yw.data(), y);
     const auto nb = static_cast<std::size_t>(g_.bands());
     for (std::size_t t = 0; t < n; ++t)
       for (int b = 0; b < g_.bands(); ++b) {
@@ -103,7 +108,9 @@ class plugin_source final : public block_source {
   }
 
  private:
-  plugin::loaded_plugin p_;
+  plugin::dtype t_;
+  std::string path_;
+  plugin::child_process_door door_;
   rope_geometry g_;
 };
 
@@ -142,8 +149,8 @@ std::vector<implementation> builtin_implementations(const std::vector<std::strin
   return out;
 }
 
-plugin_implementation load_plugin_implementation(const std::string& path) {
-  plugin::loaded_plugin p = plugin::load_plugin(path);
+plugin_implementation load_plugin_implementation(const std::string& path, double timeout_seconds) {
+  plugin::loaded_plugin p = plugin::load_plugin_guarded(path, timeout_seconds);
   plugin_implementation out;
   out.declared = p.declared();
   const plugin::dtype t = p.element_type();
@@ -154,7 +161,7 @@ plugin_implementation load_plugin_implementation(const std::string& path) {
   out.impl.id.source = "plugin sha256:" + sha256_hex(read_file_bytes(path));
   out.impl.precise = t == plugin::dtype::f64;
   const rope_config cfg = out.declared;
-  out.impl.make_source = [p, cfg] { return std::make_unique<plugin_source>(p, cfg); };
+  out.impl.make_source = [p, cfg, timeout_seconds] { return std::make_unique<plugin_source>(p, cfg, timeout_seconds); };
   return out;
 }
 

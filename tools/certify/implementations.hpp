@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,24 @@ struct plugin_implementation {
   rope_config declared;
   implementation impl;
 };
-// Throws std::runtime_error naming the file and the problem (plugin_loader's messages).
-[[nodiscard]] plugin_implementation load_plugin_implementation(const std::string& path);
+// Loaded as `ropecheck audit --plugin` loads it (plugin_child.hpp load_plugin_guarded: a library that
+// crashes or hangs while loading is an error, not a crash), and every apply() of the sweep runs in a
+// child process (child_process_door, one per source, i.e. per thread) with timeout_seconds a call.
+// Throws plugin::plugin_error naming the file and the problem (plugin_loader's messages).
+[[nodiscard]] plugin_implementation load_plugin_implementation(const std::string& path, double timeout_seconds = 10);
+
+// What fill() throws when a plugin's apply() crashed, hung, wrote past y or returned an error code:
+// the door's finding (plugin_crashed, plugin_timeout, plugin_out_of_bounds, plugin_error), naming the
+// positions of the call. The CLI turns it into a failed verdict (exit 1), never a crash.
+class plugin_call_failed : public std::runtime_error {
+ public:
+  plugin_call_failed(std::string bug_class, const std::string& sentence)
+      : std::runtime_error(sentence), bug_class_(std::move(bug_class)) {}
+  [[nodiscard]] const std::string& bug_class() const noexcept { return bug_class_; }
+
+ private:
+  std::string bug_class_;
+};
 
 // SHA-256 of bytes, as 64 lowercase hex digits (OpenSSL).
 [[nodiscard]] std::string sha256_hex(std::string_view bytes);

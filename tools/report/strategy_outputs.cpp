@@ -21,6 +21,10 @@ judge::dump strategy_outputs(const std::string& name, const rope_config& cfg, co
 
 judge_column judge_implementation(const std::string& name, const rope_config& cfg, std::uint64_t seed, int threads) {
   const judge::probe_set probe = judge::make_probe(cfg, seed);
+  // One form, no call plan (ropecheck/judge/probe.hpp call_form): ropecheck's own strategies are pure functions of
+  // the position (cos_sin(p), no state between calls, no notion of a call's length), so prefill and
+  // decode calls give the same bits and a form cannot differ here. Foreign kernels can: the plugin
+  // door and certify --plugin judge both forms.
   const judge::dump d = strategy_outputs(name, cfg, probe);
   judge::audit_options opt;
   opt.reference = judge::reference_kind::exact;

@@ -33,10 +33,11 @@ inline float from_bf16(std::uint16_t b) {
 // One eager bf16 operation: computed in fp32, rounded to bf16 (torch's CPU bf16 kernels).
 inline float round_bf16(float f) { return from_bf16(to_bf16(f)); }
 
-// HF's defaults for the fields a rule does not use (plugin.h).
+// HF's defaults for the fields a rule does not use (plugin.h). The ABI 1 claim: the kernels of this
+// folder that need none of ABI 2 declare ABI 1 (built against the ABI 2 header, as an old plugin is).
 inline ropecheck_convention hf_defaults() {
   ropecheck_convention c{};
-  c.abi = ROPECHECK_PLUGIN_ABI;
+  c.abi = 1;
   c.head_dim = 128;
   c.rotary_dim = 128;
   c.base = 10000.0;

@@ -19,13 +19,21 @@
 //           BUG_BF16_POSITIONS           positions cast to bf16 before the product
 //           BUG_INTERLEAVED_PAIRS        rotates pairs (2i, 2i+1), declares half-split
 //           BUG_THETA_OVER_HEAD_DIM      partial rotary (rotary_dim 64 of 128): exponent 2i/head_dim
+//           BUG_DECODE_ONE_AHEAD         a call of one token (a decode step) rotates at position + 1, calls
+//                                        of two tokens or more (prefill) are right: the KV-cache off-by-one
+//                                        of microsoft/onnxruntime-genai pull request #2354 (its varlen
+//                                        decoder took a decode step's past length as the sequence's size,
+//                                        which already counts the token being processed; PagedAttention
+//                                        derives the RoPE positions from it: one step too far)
 // Faults (the plugin door must report them, never crash):
 //           FAULT_SEGV, FAULT_ABORT      crash (null write, abort()) at positions past 4096
 //           FAULT_DESCRIBE_SEGV          crashes in ropecheck_plugin_describe (cannot be loaded: exit 2)
 //           FAULT_HANG                   never returns at positions past 4096
 //           FAULT_NAN                    NaN at positions past 65504
 //           FAULT_WRITE_PAST_Y           writes one element past the end of y
-//           FAULT_NONDETERMINISTIC       hidden call counter: every second call differs by one ulp
+//           FAULT_NONDETERMINISTIC       hidden call counter: the first call takes one path, every later
+//                                        call another whose first value is one ulp up (as a kernel autotuned
+//                                        on its first call then runs a different reduction order)
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -122,7 +130,11 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply(const void* xv, void* yv, const int6
   const auto& f = inv_freq();
   std::vector<float> cos_t(static_cast<std::size_t>(half)), sin_t(static_cast<std::size_t>(half));
   for (int64_t t = 0; t < tokens; ++t) {
+#ifdef BUG_DECODE_ONE_AHEAD
+    const int64_t p = tokens == 1 ? positions[t] + 1 : positions[t];
+#else
     const int64_t p = positions[t];
+#endif
 #if defined(FAULT_SEGV)
     if (p > 4096) *static_cast<volatile int*>(nullptr) = 1;
 #elif defined(FAULT_ABORT)
@@ -173,7 +185,7 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply(const void* xv, void* yv, const int6
   y[static_cast<std::size_t>(tokens) * static_cast<std::size_t>(heads) * head_dim] = store(1.0f);
 #endif
 #ifdef FAULT_NONDETERMINISTIC
-  if (++calls % 2 == 0 && tokens > 0) {
+  if (++calls > 1 && tokens > 0) {
     float v = load(y[0]);
     v = std::nextafter(v, 2.0f);
     y[0] = store(v);

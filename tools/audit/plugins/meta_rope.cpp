@@ -5,6 +5,11 @@
 // gives complex64 cos + i sin) and apply_rotary_emb (view_as_complex of x.float() reshaped into pairs
 // (2i, 2i+1), times freqs_cis, view_as_real, type_as(x)): an interleaved complex multiply in fp32,
 // (a + ib)(c + is) = (ac - bs) + i(as + bc). The inverse multiplies by the conjugate.
+//
+//   BUG_CONJUGATE   multiplies by conj(freqs_cis) in the forward call too (sin's sign flipped: R(-p)),
+//                   as a port that builds freqs_cis with torch.polar(ones, -freqs) or writes
+//                   (ac + bs) + i(bc - as) does; scores still depend on m - n (reversed), so relative-
+//                   offset tests pass
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -45,7 +50,12 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply(const void* xv, void* yv, const int6
     const float pos = static_cast<float>(positions[t]);
     for (int i = 0; i < dim / 2; ++i) {
       const float angle = pos * f[static_cast<std::size_t>(i)];  // torch.outer: one fp32 product
-      const float c = std::cos(angle), s = inverse ? -std::sin(angle) : std::sin(angle);  // torch.polar
+#ifdef BUG_CONJUGATE
+      const bool conjugate = !inverse;
+#else
+      const bool conjugate = inverse != 0;
+#endif
+      const float c = std::cos(angle), s = conjugate ? -std::sin(angle) : std::sin(angle);  // torch.polar
       for (int h = 0; h < heads; ++h) {
         const std::size_t k =
             (static_cast<std::size_t>(t) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) * dim +
