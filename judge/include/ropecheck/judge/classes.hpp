@@ -59,10 +59,29 @@ enum class class_kind {
   property,  // a property of the suite failed
 };
 
+// The doors that can report a class (a bit each): `ropecheck audit` on a dump, `audit --plugin`, the C++
+// conformance suite, the report's verdict column, `ropecheck certify`.
+enum door : unsigned {
+  dump_door = 1u << 0,
+  plugin_door = 1u << 1,
+  conformance_door = 1u << 2,
+  report_door = 1u << 3,
+  certify_door = 1u << 4,
+  every_door = dump_door | plugin_door | conformance_door | report_door | certify_door,
+};
+// "dump, plugin, conformance, report, certify" (those in `doors`, in this order).
+[[nodiscard]] std::string door_names(unsigned doors);
+
 struct class_info {
   std::string_view id;
   class_kind kind;
-  std::string_view meaning;  // one line
+  std::string_view meaning;     // one line
+  std::string_view decided_by;  // the source file whose pass (or door) names it, from the repository's root
+  unsigned doors;               // bits of `door`
+  // The test that shows it red: "Suite.Name" of a GoogleTest whose body names the class, or, for a class
+  // shown by an example plugin (tools/audit/plugin_audit.cmake's expected first class), the test that runs
+  // every example plugin. A new class is one row here, one pass (or a branch in one), one test.
+  std::string_view red_test;
 };
 
 // Every class, in the order above.
