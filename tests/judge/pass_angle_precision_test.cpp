@@ -5,6 +5,7 @@
 // where they explain the dump alone: bf16 positions (positions_low_precision), bf16 inv_freq
 // (inv_freq_low_precision). Seeds are fixed and printed.
 #include "judge/judge_dumps.hpp"
+#include "judge/probe_dumps.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -25,27 +26,7 @@ constexpr std::uint64_t kProbeSeed = 20240601;
 // The kernel rotate_tokens<T, T> with direct_angle<T> on the probe set of c, positions <= pmax.
 template <class T>
 dump eager_probe_dump(const rope_config& c, const std::string& dtype, std::int64_t pmax) {
-  const judge::probe_set ps = judge::make_probe(c, kProbeSeed);
-  std::printf("[ropecheck] seed %llu (probe set: %d tokens)\n", static_cast<unsigned long long>(kProbeSeed), ps.tokens());
-  dump d;
-  d.heads = ps.heads;
-  d.head_dim = ps.head_dim;
-  d.dtype = dtype;
-  const auto per = static_cast<std::size_t>(ps.heads) * static_cast<std::size_t>(ps.head_dim);
-  for (int t = 0; t < ps.tokens(); ++t) {
-    if (ps.positions[static_cast<std::size_t>(t)] > pmax) continue;
-    d.positions.push_back(ps.positions[static_cast<std::size_t>(t)]);
-    d.x.insert(d.x.end(), ps.x.begin() + static_cast<std::ptrdiff_t>(t * per),
-               ps.x.begin() + static_cast<std::ptrdiff_t>((t + 1) * per));
-  }
-  d.tokens = static_cast<int>(d.positions.size());
-  std::vector<T> xs(d.x.size()), ys(d.x.size());
-  for (std::size_t j = 0; j < xs.size(); ++j) xs[j] = scalar_traits<T>::narrow(d.x[j]);
-  rotate_tokens<T, T>(std::span<const T>(xs), std::span<T>(ys), d.positions, d.heads, rope_geometry::of(c),
-                      direct_angle<T>(c));
-  d.y.resize(ys.size());
-  for (std::size_t j = 0; j < ys.size(); ++j) d.y[j] = static_cast<double>(scalar_traits<T>::widen(ys[j]));
-  return d;
+  return probe_dump_in<T, T>(c, rope_geometry::of(c), direct_angle<T>(c), dtype, kProbeSeed, pmax);
 }
 
 std::vector<std::pair<std::string, rope_config>> claims() {

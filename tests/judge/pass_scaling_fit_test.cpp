@@ -4,6 +4,7 @@
 // parameters (the frequencies HF's fp32 code forms, hf_frequencies_fp32), audited under the claimed
 // ones; the correct kernels on the same probe set still pass. Seeds are fixed and printed.
 #include "judge/judge_dumps.hpp"
+#include "judge/probe_dumps.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -22,6 +23,11 @@ using namespace ropecheck::judge_test;
 
 constexpr std::uint64_t kProbeSeed = 20240722;
 
+template <class Storage = float, class CS>
+dump probe_dump(const rope_config& claim, const CS& cs, const std::string& dtype = "float32") {
+  return probe_dump_in<Storage, float>(claim, rope_geometry::of(claim), cs, dtype, kProbeSeed);
+}
+
 // fp32 angles float(p) * f_i from a given fp32 inv_freq table, cos and sin times `magnitude` (the
 // kernel's attention factor), as hf_angle<float> forms them.
 struct table_angle {
@@ -35,25 +41,6 @@ struct table_angle {
 };
 
 // The probe set of `claim` rotated by `cs` (rotate_tokens<float, Storage>).
-template <class Storage = float, class CS>
-dump probe_dump(const rope_config& claim, const CS& cs, const std::string& dtype = "float32") {
-  const judge::probe_set ps = judge::make_probe(claim, kProbeSeed);
-  std::printf("[ropecheck] seed %llu (probe set: %d tokens)\n", static_cast<unsigned long long>(kProbeSeed), ps.tokens());
-  dump d;
-  d.positions = ps.positions;
-  d.tokens = ps.tokens();
-  d.heads = ps.heads;
-  d.head_dim = ps.head_dim;
-  d.dtype = dtype;
-  d.x = ps.x;
-  std::vector<Storage> xs(d.x.size()), ys(d.x.size());
-  for (std::size_t j = 0; j < xs.size(); ++j) xs[j] = scalar_traits<Storage>::narrow(d.x[j]);
-  rotate_tokens<float, Storage>(std::span<const Storage>(xs), std::span<Storage>(ys), d.positions, d.heads,
-                                rope_geometry::of(claim), cs);
-  d.y.resize(ys.size());
-  for (std::size_t j = 0; j < ys.size(); ++j) d.y[j] = static_cast<double>(scalar_traits<Storage>::widen(ys[j]));
-  return d;
-}
 
 // HF's fp32 frequencies and attention factor for `impl` (hf_angle<float>), on the probe set of `claim`.
 verdict audit_impl(const std::string& name, const rope_config& claim, const rope_config& impl) {
