@@ -85,8 +85,13 @@ conformance::kernel bind_plugin(const plugin::loaded_plugin& p) {
   return k;
 }
 
-// `ropecheck audit` on a dump of `d`, claimed as the plugin declares: the class of its JSON.
-std::string dump_door_class(const judge::dump& d, const std::string& claim, const std::filesystem::path& dir) {
+struct cli_verdict {
+  bool pass = false;
+  std::vector<std::string> classes;
+};
+
+// `ropecheck audit` on a dump of `d`, claimed as the plugin declares: its JSON's verdict and classes in order.
+cli_verdict dump_door(const judge::dump& d, const std::string& claim, const std::filesystem::path& dir) {
   const auto path = dir / "dump.safetensors", json = dir / "dump.json";
   test::write_dump_file(path.string(), d);
   std::filesystem::remove(json);
@@ -94,14 +99,21 @@ std::string dump_door_class(const judge::dump& d, const std::string& claim, cons
                           json.string() + " > " + (dir / "dump.txt").string() + " 2>&1";
   (void)std::system(cmd.c_str());
   std::ifstream in(json);
+  cli_verdict v;
   if (!in) {
     ADD_FAILURE() << "no JSON from: " << cmd;
-    return "?";
+    return v;
   }
   const auto j = nlohmann::json::parse(in);
-  std::vector<std::string> c;
-  for (const auto& f : j.at("findings")) c.push_back(f.at("bug_class").get<std::string>());
-  return judge::outcome_class(j.at("pass").get<bool>(), c);
+  v.pass = j.at("pass").get<bool>();
+  for (const auto& f : j.at("findings")) v.classes.push_back(f.at("bug_class").get<std::string>());
+  return v;
+}
+
+std::vector<std::string> classes_of(const std::vector<judge::finding>& f) {
+  std::vector<std::string> v;
+  for (const auto& x : f) v.push_back(x.bug_class);
+  return v;
 }
 
 class PluginDoors : public ::testing::TestWithParam<plugin_case> {};
@@ -134,10 +146,11 @@ TEST_P(PluginDoors, the_plugin_door_the_conformance_suite_and_a_dump_audit_name_
     plugin_classes.push_back(via_plugin);
     std::cout << "[doors] " << c.name << " " << judge::to_string(form) << ": plugin door " << via_plugin;
     if (f.ran) {
-      const std::string via_dump = dump_door_class(f.probe, claim, dir);
-      std::cout << ", dump audit " << via_dump;
-      // The dump cannot show what the calls did (a repeat that differed): the judged part only.
-      EXPECT_EQ(class_of(f.judged.pass, {}, f.judged.findings), via_dump);
+      // The dump cannot show what the calls did (a repeat that differed): the judged part, class for class.
+      const cli_verdict dv = dump_door(f.probe, claim, dir);
+      std::cout << ", dump audit " << judge::outcome_class(dv.pass, dv.classes);
+      EXPECT_EQ(dv.pass, f.judged.pass);
+      EXPECT_EQ(dv.classes, classes_of(f.judged.findings));
     }
     if (conformance_too) {
       const conformance::outcome co = conformance::judge_probe(
