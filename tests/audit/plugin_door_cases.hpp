@@ -102,10 +102,13 @@ struct cli_verdict {
   return s.p;
 }
 
-[[maybe_unused]] plugin_audit_result audit_case(const plugin_case& c, const judge::audit_options& judge = {}) {
+// The plugin door on an example plugin with the probe seed; without properties: the probe and the judge only.
+[[maybe_unused]] plugin_audit_result audit_case(const plugin_case& c, const judge::audit_options& judge = {},
+                                                bool properties = true) {
   plugin_audit_options o;
   o.seed = kSeed;
   o.judge = judge;
+  o.run_properties = properties;
   o.timeout_seconds = 2;  // fault_hang: one wait
   return audit_plugin(c.path, o);
 }

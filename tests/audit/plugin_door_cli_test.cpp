@@ -104,10 +104,7 @@ namespace {
 // finding comes from decode calls.
 TEST(PluginDoor, a_kernel_one_position_ahead_in_one_token_calls_fails_as_positions_offset_of_decode_calls) {
   const auto& c = find_case("bug_decode_one_ahead");
-  plugin_audit_options o;
-  o.seed = kSeed;
-  o.run_properties = false;
-  const auto r = audit_plugin(c.path, o);
+  const auto r = audit_case(c, {}, /*properties=*/false);
   ASSERT_EQ(r.forms.size(), 2u);
   EXPECT_TRUE(r.form_result(judge::call_form::prefill).passed);
   EXPECT_FALSE(r.form_result(judge::call_form::decode).passed);

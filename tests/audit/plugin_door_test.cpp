@@ -206,10 +206,7 @@ namespace {
 
 TEST(PluginDoor, a_finding_both_forms_give_is_listed_once_with_both_forms) {
   const auto& c = find_case("hf_f32");
-  plugin_audit_options o;
-  o.seed = kSeed;
-  o.run_properties = false;
-  const auto r = audit_plugin(c.path, o);
+  const auto r = audit_case(c, {}, /*properties=*/false);
   ASSERT_EQ(r.forms.size(), 2u);
   EXPECT_EQ(r.forms[0].probe.y, r.forms[1].probe.y);
   ASSERT_FALSE(r.findings.empty());  // angle_drift_fp32's warning past 2^24
