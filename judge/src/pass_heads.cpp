@@ -60,8 +60,8 @@ bool every_rotated(const context& c, int h, Pred pred) {
 }
 
 // A rotation keeps each pair's length (times the attention factor): y_h can be R(p) x_s only if every pair of
-// the first tokens has af |x_s pair| within 1% (far above any rounding, far below the spread of two random
-// inputs' pairs). A cheap test before judging head h against head s's input, which costs a judgement.
+// the first 8 tokens agrees in length (pair_lengths_agree, passes.hpp). A cheap test before judging head h
+// against head s's input, which costs a judgement.
 bool norms_match(const context& c, int s, int h) {
   const dump& d = c.d;
   const auto hd = static_cast<std::size_t>(d.head_dim);
@@ -73,7 +73,7 @@ bool norms_match(const context& c, int s, int h) {
       const auto [a, b] = g.pair_of(i);
       const double nx = c.af * std::hypot(d.x[xs + static_cast<std::size_t>(a)], d.x[xs + static_cast<std::size_t>(b)]);
       const double ny = std::hypot(d.y[yh + static_cast<std::size_t>(a)], d.y[yh + static_cast<std::size_t>(b)]);
-      if (std::fabs(ny - nx) > 0.01 * nx) return false;
+      if (!pair_lengths_agree(ny, nx)) return false;
     }
   }
   return true;
@@ -101,6 +101,10 @@ head_judgement judge_head(const context& c, const judging_frame& jf, int h) {
 }
 
 }  // namespace
+
+bool pair_lengths_agree(double output_length, double rotated_input_length) {
+  return std::fabs(output_length - rotated_input_length) <= kPairLengthSlack * rotated_input_length;
+}
 
 std::string head_list(const std::vector<int>& heads) {
   std::string s;

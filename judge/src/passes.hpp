@@ -217,6 +217,11 @@ struct heads_evidence {
 [[nodiscard]] heads_evidence pass_heads(const context& c, const judging_frame& jf);
 // heads_wrong's place among the findings: before every class a pass names on the wrong heads (<= 0.96).
 inline constexpr double kHeadsWrongConfidence = 0.97;
+// Head h's output can be a rotation of head s's input only if each pair's length is af |x_s pair| to 1%:
+// far above any rounding (bf16 stores 2^-8), far below the spread of two random inputs' pairs. The cheap test
+// before judging h against s's input (pass_heads.cpp); 1% itself agrees.
+inline constexpr double kPairLengthSlack = 0.01;
+[[nodiscard]] bool pair_lengths_agree(double output_length, double rotated_input_length);
 // The heads differ: not all in one state among copied / unwritten / wrong (a bug they share is the
 // other passes'), at least 2 of them.
 [[nodiscard]] bool heads_differ(const std::vector<head_judgement>& heads);

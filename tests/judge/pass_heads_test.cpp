@@ -14,6 +14,8 @@ using namespace ropecheck;
 using namespace ropecheck::judge_test;
 using judge::detail::head_judgement;
 using judge::detail::head_state;
+using judge::detail::kPairLengthSlack;
+using judge::detail::pair_lengths_agree;
 
 // Llama-2-like claim: base 1e4, 128 dims (the foreign plugins' convention).
 rope_config llama2() {
@@ -190,6 +192,14 @@ TEST(Heads, HeadsDifferUnlessAllShareOneFailure) {
   EXPECT_EQ(judge::detail::head_list({1, 2, 3}), "heads 1..3");
   EXPECT_EQ(judge::detail::head_list({0, 2, 3, 5}), "heads 0, 2..3, 5");
   EXPECT_EQ(judge::detail::head_list({2}), "head 2");
+}
+
+TEST(Heads, PairLengthsAgreeToOnePercentItselfIncluded) {
+  EXPECT_TRUE(pair_lengths_agree(101.0, 100.0));  // 1% exactly (0.01 * 100 rounds to 1): agrees
+  EXPECT_TRUE(pair_lengths_agree(99.0, 100.0));
+  EXPECT_FALSE(pair_lengths_agree(101.01, 100.0));
+  EXPECT_FALSE(pair_lengths_agree(98.99, 100.0));
+  EXPECT_DOUBLE_EQ(kPairLengthSlack, 0.01);
 }
 
 }  // namespace
