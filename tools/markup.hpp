@@ -1,4 +1,5 @@
-// tools/markup.hpp — the one escaper of text put into XML (JUnit) and HTML (report.html) by the doors.
+// tools/markup.hpp — the one escaper of text put into XML (JUnit) and HTML (report.html) by the doors,
+// and the one quoting of a word in the rerun commands they print (shell_word).
 // & < > " ' become entities (&apos;, which XML and HTML5 both define); control characters other than
 // tab, newline and carriage return, which XML 1.0 does not allow, become spaces.
 #pragma once
@@ -24,6 +25,16 @@ namespace ropecheck::cli {
     }
   }
   return o;
+}
+
+// A word for a POSIX shell: as is when it needs no quoting, else in single quotes.
+[[nodiscard]] inline std::string shell_word(const std::string& w) {
+  const bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                       "0123456789_./-+:=@%,") == std::string::npos;
+  if (plain) return w;
+  std::string q = "'";
+  for (const char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
 }
 
 }  // namespace ropecheck::cli

@@ -6,6 +6,7 @@
 //   ropecheck certify [--config config.json | --preset NAME] [--impl NAME | --plugin lib.so] [--shard k/N]
 //   ropecheck merge PART.json ...            (certify/certify_cli.hpp)
 //   ropecheck explain --config config.json [--layer N] | --families   (explain/explain_cli.hpp)
+//   ropecheck probe --config config.json --dtype D --out probe.safetensors  (probe/probe_cli.hpp; the Python door)
 //
 // `report` measures how far each implementation real engines use (HF's fp32 path, eager bf16,
 // fused bf16 storage with fp32 compute, fp16, fp64, ggml's repeated products, and the known-bad
@@ -48,6 +49,9 @@
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"
 #include "plugin_output.hpp"
+#include "markup.hpp"
+#include "probe_outputs.hpp"
+#include "probe/probe_cli.hpp"
 #include "tensor_file.hpp"
 #include "report/output.hpp"
 #include "ropecheck/config_json.hpp"
@@ -194,14 +198,13 @@ void describe_position_rows(const audit::loaded_dump& in, const rope_config& cla
   }
 }
 
-int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+// The dump audit of `in` (read from af.dump in seconds_read) against the claim of cf (or a config.json
+// beside the dump): everything `ropecheck audit DUMP` reports, for each door that reads a dump.
+audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, const audit_flags& af, const convention_flags& cf,
+                                 const std::string& command) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
-  if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
   judge::audit_options o = judge_options(af);
-  const auto t0 = clock::now();
-  if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
-  audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
   const auto t1 = clock::now();
 
   // The claim: --config/--preset/flags; with none, a config.json beside the dump (or inside an
@@ -289,9 +292,58 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   if (r.multimodal_tokens == 0) r.evidence = audit::check_caches(in, cache_claim, r.seq_len);
   else if (in.cos || in.inv_freq) r.notes.push_back("cos/sin/inv_freq not checked on their own: the dump has multimodal tokens");
   const auto t2 = clock::now();
-  r.seconds_read = std::chrono::duration<double>(t1 - t0).count();
+  r.seconds_read = seconds_read;
   r.seconds_audit = std::chrono::duration<double>(t2 - t1).count();
+  return r;
+}
 
+// `ropecheck audit` of the outputs of the probe's calls (audit/probe_outputs.hpp): each form judged as its dump.
+int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  using clock = std::chrono::steady_clock;
+  const audit::probe_outputs_contents contents = audit::read_probe_outputs(af.dump);
+  audit::probe_outputs_report pr;
+  pr.version = ROPECHECK_VERSION;
+  pr.command = command;
+  pr.source = af.dump;
+  pr.metadata = contents.metadata;
+  for (const judge::call_form form : contents.forms) {
+    const auto t0 = clock::now();
+    if (!af.quiet) std::fprintf(stderr, "[audit] reading %s (%s calls)\n", af.dump.c_str(), judge::to_string(form));
+    audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
+    const double read = std::chrono::duration<double>(clock::now() - t0).count();
+    audit::probe_form_report f{form, audit_loaded(std::move(in), read, af, cf, command), {}, false};
+    if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
+    f.passed = f.call_findings.empty() && f.r.v.pass;
+    pr.forms.push_back(std::move(f));
+  }
+  // The probe was made for one claim: judging its outputs against another would judge other inputs' plan.
+  const std::string probed = contents.metadata.count("convention") ? contents.metadata.at("convention") : "";
+  const std::string judged = judge::convention_line(pr.forms.front().r.claimed);
+  if (probed != judged)
+    throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" + judged +
+                      "\": give the probe's claim (__metadata__ claim_args: " +
+                      (contents.metadata.count("claim_args") ? contents.metadata.at("claim_args") : std::string("?")) + ")");
+  pr.rerun = "ropecheck audit " + cli::shell_word(af.dump);
+  const std::string args = contents.metadata.count("claim_args") ? contents.metadata.at("claim_args") : "[]";
+  for (const auto& a : nlohmann::json::parse(args)) pr.rerun += " " + cli::shell_word(a.get<std::string>());
+  if (af.reference != "exact") pr.rerun += " --reference " + af.reference;
+  if (af.strict) pr.rerun += " --strict";
+  audit::merge(pr);
+  if (af.json) write_file(*af.json, audit::probe_outputs_json(pr));
+  if (af.junit) write_file(*af.junit, audit::probe_outputs_junit(pr));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::probe_outputs_summary(pr).c_str(), stdout);
+  return pr.merged.passed ? 0 : 1;
+}
+
+int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  using clock = std::chrono::steady_clock;
+  if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
+  if (audit::is_probe_outputs(af.dump)) return run_probe_outputs_audit(af, cf, command);
+  const auto t0 = clock::now();
+  if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());
+  audit::loaded_dump in = audit::load_dump(af.dump, af.dtype);
+  const double read = std::chrono::duration<double>(clock::now() - t0).count();
+  const audit::audit_report r = audit_loaded(std::move(in), read, af, cf, command);
   if (af.json) write_file(*af.json, audit::to_json(r));
   if (af.junit) write_file(*af.junit, audit::to_junit(r));
   if (!(af.json && *af.json == "-")) std::fputs(audit::human_summary(r).c_str(), stdout);
@@ -310,6 +362,8 @@ int main(int argc, char** argv) {
   certify_cmds.add_to(app);
   explain::explain_command explain_cmd;
   explain_cmd.add_to(app);
+  probe::probe_command probe_cmd;
+  probe_cmd.add_to(app);
 
   std::string out = "ropecheck-report";
   report::report_request req;
@@ -382,6 +436,7 @@ int main(int argc, char** argv) {
 
   if (certify_cmds.parsed()) return certify_cmds.run(command);
   if (explain_cmd.parsed()) return explain_cmd.run();
+  if (probe_cmd.parsed()) return probe_cmd.run(command);
   if (aud->parsed()) {
     try {
       if (af.plugin) {

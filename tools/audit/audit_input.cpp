@@ -140,7 +140,8 @@ std::string audit_dtype_name(dtype t) {
   }
 }
 
-loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std::string>& declared_dtype) {
+loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std::string>& declared_dtype,
+                      const std::string& y_tensor) {
   namespace fs = std::filesystem;
   if (declared_dtype && *declared_dtype != "bfloat16" && *declared_dtype != "float16" &&
       *declared_dtype != "float32" && *declared_dtype != "float64")
@@ -177,7 +178,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     return it->second;
   };
   tensor_bytes& x = need("x");
-  tensor_bytes& y = need("y");
+  tensor_bytes& y = need(y_tensor);
   tensor pos = decode(need("positions"));
 
   // positions: integers (float dumps of integral values accepted with a note).
@@ -339,7 +340,8 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
       throw input_error(where("inv_freq"), "inv_freq has shape " + shape_str(s) + ": expected [rotary_dim / 2]");
   }
   for (const auto& [name, t] : ts)
-    if (name != "positions" && name != "x" && name != "y" && name != "cos" && name != "sin" && name != "inv_freq")
+    if (name != "positions" && name != "x" && name != y_tensor && name != "cos" && name != "sin" && name != "inv_freq" &&
+        (y_tensor == "y" || (name.rfind("prefill.", 0) != 0 && name.rfind("decode.", 0) != 0)))
       out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
   out.files = std::move(mapped.files);  // the mappings move, the bytes the view reads do not
   return out;

@@ -58,8 +58,11 @@ struct loaded_dump {
 
 // declared_dtype: "bfloat16" declares '<u2' arrays of an .npy directory as bf16; for any format,
 // a declared dtype that contradicts y's stored dtype is an input_error.
+// y_tensor: the outputs' tensor name ("y"; "prefill.y" / "decode.y" in an outputs file of the probe's
+// calls, probe_outputs.hpp, whose other tensors are then not listed as ignored).
 [[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
-                                    const std::optional<std::string>& declared_dtype = {});
+                                    const std::optional<std::string>& declared_dtype = {},
+                                    const std::string& y_tensor = "y");
 
 // The dtype names the audit uses ("float32", "bfloat16", "float16", "float64"; integer types by
 // their safetensors names).

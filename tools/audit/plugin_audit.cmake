@@ -6,7 +6,7 @@ find_package(rapidcheck REQUIRED)  # Debian librapidcheck-dev
 add_library(ropecheck_plugin_audit STATIC ${CMAKE_CURRENT_LIST_DIR}/plugin_audit.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_probe.cpp
             ${CMAKE_CURRENT_LIST_DIR}/plugin_child.cpp ${CMAKE_CURRENT_LIST_DIR}/plugin_limits.cpp)
 # plugin_audit.hpp is std types and the judge's verdict: RapidCheck, MPFR and the tests' headers stay PRIVATE.
-target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(ropecheck_plugin_audit PUBLIC ${CMAKE_CURRENT_LIST_DIR} PRIVATE ${PROJECT_SOURCE_DIR}/tools)  # "markup.hpp"
 # The property drivers, the implementation-under-test notion, the RapidCheck runner and the drift rule
 # are the conformance suite's drivers (conformance/drivers/, header-only, no GoogleTest): the audit
 # runs exactly what the property suites and a user's conformance test run.

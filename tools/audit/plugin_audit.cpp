@@ -18,12 +18,14 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "markup.hpp"
 #include "plugin_child.hpp"
 #include "plugin_loader.hpp"
 #include "plugin_limits.hpp"
 #include "plugin_probe.hpp"
 #include "drift_run.hpp"
 #include "ropecheck/judge/describe.hpp"
+#include "ropecheck/judge/forms.hpp"
 #include "judged_binding.hpp"
 #include "property_report.hpp"
 #include "property_runner.hpp"
@@ -78,16 +80,7 @@ namespace {
 
 
 
-// A word for a POSIX shell: as is when it needs no quoting, else in single quotes.
-std::string shell_word(const std::string& w) {
-  const bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                       "0123456789_./-+:=@%,") == std::string::npos;
-  if (plain) return w;
-  std::string q = "'";
-  for (const char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
+using cli::shell_word;  // tools/markup.hpp
 
 // Verbose mode: RapidCheck's progress on stderr ('.' a case passed, 'x' the first failing case,
 // then each accepted shrink's message). Observes only, so results do not depend on it.
@@ -226,31 +219,17 @@ plugin_form_result run_form_judged(plugin::kernel_door& door, const judge::probe
   return f;
 }
 
-// out.findings from the forms (plugin_audit.hpp: failing forms first, prefill before decode, then the
-// passing forms' warnings; a finding of both forms once).
+// out.findings from the forms, as every door that drives both forms merges them (judge/forms.hpp).
 void merge_form_findings(plugin_audit_result& out) {
-  std::vector<std::pair<judge::finding, std::size_t>> raw;  // finding, index of its form
-  for (const bool failing : {true, false})
-    for (std::size_t i = 0; i < out.forms.size(); ++i) {
-      const plugin_form_result& f = out.forms[i];
-      if (f.passed == failing) continue;
-      for (const auto& x : f.call_findings) raw.emplace_back(x, i);
-      for (const auto& x : f.judged.findings) raw.emplace_back(x, i);
-    }
-  std::vector<bool> both(raw.size(), false), dropped(raw.size(), false);
-  for (std::size_t a = 0; a < raw.size(); ++a)
-    for (std::size_t b = a + 1; b < raw.size() && !dropped[a]; ++b)
-      if (!dropped[b] && raw[b].second != raw[a].second && raw[b].first.bug_class == raw[a].first.bug_class &&
-          raw[b].first.sentence == raw[a].first.sentence)
-        both[a] = true, dropped[b] = true;
-  for (std::size_t a = 0; a < raw.size(); ++a) {
-    if (dropped[a]) continue;
-    judge::finding x = raw[a].first;
-    const judge::call_form form = out.forms[raw[a].second].form;
-    x.sentence = both[a] ? x.sentence + " (both forms)" : std::string(judge::call_form_phrase(form)) + ": " + x.sentence;
-    out.findings.push_back(std::move(x));
-    out.finding_forms.emplace_back(both[a] ? "both" : judge::to_string(form));
+  std::vector<judge::form_outcome> forms;
+  for (const plugin_form_result& f : out.forms) {
+    judge::form_outcome o{f.form, f.passed, f.call_findings};
+    o.findings.insert(o.findings.end(), f.judged.findings.begin(), f.judged.findings.end());
+    forms.push_back(std::move(o));
   }
+  judge::merged_forms m = judge::merge_forms(forms);
+  out.findings = std::move(m.findings);
+  out.finding_forms = std::move(m.forms);
 }
 
 }  // namespace

@@ -32,6 +32,10 @@ struct probe_set {
   [[nodiscard]] int tokens() const { return static_cast<int>(positions.size()); }
 };
 
+// The seed of the probe's inputs and of the property suites when none is asked for (RC_PARAMS="seed=N"
+// or ROPECHECK_SEED; conformance/drivers/property_runner.hpp, `ropecheck probe --seed`).
+inline constexpr std::uint64_t default_seed = 0x5eed2026;
+
 // The positions of the probe set for a convention (see above).
 [[nodiscard]] std::vector<std::int64_t> probe_positions(const rope_config& c);
 

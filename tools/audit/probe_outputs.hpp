@@ -1,0 +1,58 @@
+// tools/audit/probe_outputs.hpp — `ropecheck audit OUTPUTS.safetensors` on the file a door in another
+// language writes back after applying `ropecheck probe`'s plan (tools/probe/probe_file.hpp; the Python
+// package, python/ropecheck/): the probe file's tensors and, per call form, the outputs in probe token
+// order, `prefill.y` (with `prefill.y_again`, the plan applied a second time) and `decode.y`.
+//
+// Each form present is judged as the dump {positions, x, <form>.y} — by the same code as any dump
+// (load_dump with that y, the one judge) — and the forms' findings are merged as the plugin door merges
+// them (judge/forms.hpp). prefill.y_again not bitwise prefill.y is the door's `nondeterministic`
+// finding, as the plugin door's second pass.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audit_output.hpp"
+#include "ropecheck/judge/forms.hpp"
+
+namespace ropecheck::audit {
+
+// The file's __metadata__ says ropecheck_probe_outputs (a safetensors file only; false for anything
+// else, unreadable files included: the dump reader then says what is wrong).
+[[nodiscard]] bool is_probe_outputs(const std::filesystem::path& file);
+
+struct probe_outputs_contents {
+  std::vector<judge::call_form> forms;           // the forms whose y is present, prefill first
+  std::map<std::string, std::string> metadata;   // the file's __metadata__
+  std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y
+};
+
+// Checks the layout (positions, x, every form's plan tensors, each y [T, H, D] in x's dtype, y_again
+// beside prefill.y) and compares the two prefill passes. input_error naming the tensor otherwise.
+[[nodiscard]] probe_outputs_contents read_probe_outputs(const std::filesystem::path& file);
+
+struct probe_form_report {
+  judge::call_form form = judge::call_form::prefill;
+  audit_report r;                       // the dump audit of {positions, x, <form>.y}
+  std::vector<judge::finding> call_findings;  // the door's (nondeterministic)
+  bool passed = false;
+};
+
+struct probe_outputs_report {
+  std::string version, command, source, rerun;
+  std::map<std::string, std::string> metadata;
+  std::vector<probe_form_report> forms;
+  judge::merged_forms merged;
+};
+
+// Merges the forms' findings (judge::merge_forms) into r.merged.
+void merge(probe_outputs_report& r);
+
+[[nodiscard]] std::string probe_outputs_summary(const probe_outputs_report& r);
+[[nodiscard]] std::string probe_outputs_json(const probe_outputs_report& r);
+[[nodiscard]] std::string probe_outputs_junit(const probe_outputs_report& r);
+
+}  // namespace ropecheck::audit

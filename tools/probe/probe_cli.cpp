@@ -1,0 +1,94 @@
+// tools/probe/probe_cli.cpp — see probe_cli.hpp.
+#include "probe_cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "plugin_limits.hpp"
+#include "probe_file.hpp"
+#include "ropecheck/judge/describe.hpp"
+
+namespace ropecheck::probe {
+
+std::vector<std::string> claim_arguments(const cli::convention_flags& f) {
+  std::vector<std::string> a;
+  if (!f.config_path.empty()) a.insert(a.end(), {"--config", std::filesystem::absolute(f.config_path).string()});
+  if (!f.preset.empty()) a.insert(a.end(), {"--preset", f.preset});
+  if (f.layer) a.insert(a.end(), {"--layer", std::to_string(*f.layer)});
+  if (f.indexer) a.emplace_back("--indexer");
+  if (f.assume_llama) a.emplace_back("--assume-llama");
+  if (f.engine != "transformers") a.insert(a.end(), {"--engine", f.engine});
+  if (f.max_model_len) a.insert(a.end(), {"--max-model-len", std::to_string(*f.max_model_len)});
+  for (const std::string& o : f.overrides()) {  // "--flag value"
+    const auto space = o.find(' ');
+    a.push_back(o.substr(0, space));
+    if (space != std::string::npos) a.push_back(o.substr(space + 1));
+  }
+  return a;
+}
+
+void probe_command::add_to(CLI::App& app) {
+  app_ = app.add_subcommand("probe", "write the judge's probe set and call plan for a claimed convention (for the Python door)");
+  conv_.add_to(app_);
+  app_->add_option("--dtype", dtype_, "the kernel's dtype: float32, bfloat16, float16 or float64")->required();
+  app_->add_option("--out", out_, "the probe file to write (safetensors; layout: docs/python.md)")->required();
+  app_->add_option("--seed", seed_, "seed of the probe's inputs (default: ROPECHECK_SEED, else the suites' default)");
+  app_->add_option("--heads", heads_, "heads per token")->check(CLI::Range(1, 64))->capture_default_str();
+  app_->add_option("--max-position", max_position_,
+                   "the kernel's last position (a cos/sin cache of N rows: N - 1); 0: no limit")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+}
+
+int probe_command::run(const std::string& command) {
+  try {
+    if (conv_.config_path.empty() && conv_.preset.empty() && !conv_.head_dim)
+      throw std::invalid_argument("no claimed convention: give --config config.json, --preset NAME, or convention flags "
+                                  "with --head-dim (the probe is made for the convention the kernel is judged against)");
+    std::string claimed_from;
+    std::vector<std::string> notes;
+    rope_config fallback;  // flags alone: the default convention at --head-dim (checked above)
+    if (conv_.head_dim) fallback.head_dim = fallback.rotary_dim = *conv_.head_dim;
+    const rope_config claimed = conv_.resolve(claimed_from, fallback, &notes);
+    const plugin::dtype t = parse_dtype(dtype_);
+    std::uint64_t seed = judge::default_seed;
+    if (seed_) seed = *seed_;
+    else if (const char* env = std::getenv("ROPECHECK_SEED")) seed = std::strtoull(env, nullptr, 0);
+    plugin::kernel_limits limits;
+    limits.max_position = max_position_;
+    if (max_position_ > 0 && max_position_ < judge::max_prefill_tokens - 1)
+      throw std::invalid_argument("--max-position " + std::to_string(max_position_) + " is below the probe's dense positions 0.." +
+                                  std::to_string(judge::max_prefill_tokens - 1) + ": a kernel that cannot take those cannot be judged");
+    const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads_), claimed, limits);
+    if (!probe.note.empty()) notes.push_back(probe.note);
+    const judge::probe_set& p = probe.set;
+    std::map<std::string, std::string> meta{
+        {"ropecheck_probe", "1"},
+        {"dtype", dtype_},
+        {"seed", std::to_string(seed)},
+        {"heads", std::to_string(p.heads)},
+        {"head_dim", std::to_string(p.head_dim)},
+        {"tokens", std::to_string(p.tokens())},
+        {"rows", std::to_string(p.position_rows.empty() ? 1 : p.position_rows.size() / p.positions.size())},
+        {"convention", judge::convention_line(claimed)},
+        {"claim_args", nlohmann::json(claim_arguments(conv_)).dump()},
+        {"max_position", std::to_string(max_position_)},
+        {"notes", nlohmann::json(notes).dump()},
+        {"ropecheck_version", ROPECHECK_VERSION},
+        {"command", command}};
+    audit::write_safetensors(out_, probe_tensors(p, t), meta);
+    std::printf("ropecheck probe: %s: %d tokens x %d heads x %d (%s), %s; claim %s\n", out_.c_str(), p.tokens(), p.heads,
+                p.head_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(), claimed_from.c_str());
+    for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "ropecheck probe: " << e.what() << '\n';
+    return 2;
+  }
+}
+
+}  // namespace ropecheck::probe

@@ -1,0 +1,43 @@
+// tools/probe/probe_cli.hpp — the `probe` subcommand: the judge's probe set and call plan for a claimed
+// convention, written as a file for a door in another language (probe_file.hpp; docs/python.md).
+//
+//   ropecheck probe (--config config.json [--layer N] [--indexer] | --preset NAME | --head-dim D [flags])
+//                   --dtype float32|bfloat16|float16|float64 [--seed N] [--heads N] [--max-position N]
+//                   --out probe.safetensors
+//
+// The claim is stated explicitly (a config, a preset, or convention flags with --head-dim): it is the
+// convention the outputs are judged against, and the file records the arguments that state it
+// (__metadata__ "claim_args"), which `ropecheck audit` of the outputs file is then given. --max-position
+// is the kernel's last position (a cache of N rows: N - 1): the probe positions past it are not asked,
+// as for a plugin declaring max_position, and the file's "notes" say which. Exit 0 written, 2 bad input.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "../cli_common.hpp"
+
+namespace ropecheck::probe {
+
+class probe_command {
+ public:
+  void add_to(CLI::App& app);
+  [[nodiscard]] bool parsed() const { return app_->parsed(); }
+  int run(const std::string& command);
+
+ private:
+  CLI::App* app_ = nullptr;
+  cli::convention_flags conv_;
+  std::string dtype_, out_;
+  std::optional<std::uint64_t> seed_;
+  int heads_ = 4;
+  std::int64_t max_position_ = 0;
+};
+
+// The arguments stating the claim of `f` (--config as an absolute path), as `ropecheck audit` takes them.
+[[nodiscard]] std::vector<std::string> claim_arguments(const cli::convention_flags& f);
+
+}  // namespace ropecheck::probe

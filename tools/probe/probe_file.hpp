@@ -1,0 +1,31 @@
+// tools/probe/probe_file.hpp — the judge's probe set and its call plan as a file, for the doors that
+// drive a kernel outside this process (the Python package, python/ropecheck/): `ropecheck probe` writes
+// it, the door applies every call, and `ropecheck audit` judges the outputs file it writes back
+// (tools/audit/probe_outputs.hpp). The probe is generated here once, for every door; no other language
+// re-implements it. Layout (docs/python.md "The probe file"), safetensors:
+//   positions            I64 [T] (1-D) or [R, T] (M-RoPE)   the probe tokens' positions, as a dump holds them
+//   x                    the dtype [T, H, D]                the inputs, exact in the dtype
+//   <form>.calls         I64 [C + 1]                        call c is the plan entries calls[c] .. calls[c+1]-1
+//   <form>.positions     I64 [N] or [R, N]                  every entry's position, in call order
+//   <form>.token         I64 [N]                            the probe token whose x the entry carries
+//   <form>.keep          I64 [N]                            1: the entry's output is its token's; 0: an added
+//                                                           neighbour (judge::probe_call), output dropped
+// for <form> in prefill, decode (judge::plan_calls, the conformance suite's and the plugin door's plan).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plugin_loader.hpp"
+#include "ropecheck/judge/probe.hpp"
+#include "tensor_write.hpp"
+
+namespace ropecheck::probe {
+
+// The tensors above for p in dtype t (x converted exactly: the probe's inputs are k/128).
+[[nodiscard]] std::vector<audit::tensor_out> probe_tensors(const judge::probe_set& p, plugin::dtype t);
+
+// "float32", "bfloat16", "float16", "float64" -> the dtype; std::invalid_argument naming the value otherwise.
+[[nodiscard]] plugin::dtype parse_dtype(const std::string& name);
+
+}  // namespace ropecheck::probe
