@@ -1,0 +1,30 @@
+"""ropecheck: verification of rotary position embeddings — the Python door.
+
+    import ropecheck
+    verdict = ropecheck.check(my_rope, "config.json", dtype=torch.bfloat16)   # my_rope(x, positions) -> y
+    assert verdict, str(verdict)
+
+`check` drives the kernel through the probe of the `ropecheck` program (the C++ judge, found via $ROPECHECK_BIN,
+PATH or a source checkout's build tree) and returns its Verdict; `audit` judges a dump file; `ropecheck.adapters`
+bridges transformers, vLLM and flash-attn calling conventions; `ropecheck.pytest` is a pytest plugin.
+Importing the package does not import torch: that happens when a check runs or adapters are used.
+"""
+
+import importlib
+
+from .check import assert_conforms, audit, check
+from .errors import (BinaryNotFound, ClaimError, InputMutatedError, KernelError, KernelOutputError,
+                     RopecheckError)
+from .verdict import Finding, Verdict
+
+__version__ = "0.1.0"
+
+__all__ = ["check", "assert_conforms", "audit", "Verdict", "Finding", "RopecheckError", "BinaryNotFound",
+           "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError", "adapters", "__version__"]
+
+
+def __getattr__(name):
+    """`ropecheck.adapters` (and `ropecheck.pytest`) without an explicit import, loaded on first use."""
+    if name in ("adapters", "pytest"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'ropecheck' has no attribute {name!r}")

@@ -1,0 +1,226 @@
+"""Driving a kernel through the probe's call plan and writing the outputs file the judge reads.
+
+The probe file (written by `ropecheck probe`, layout in docs/python.md) holds the probe tokens' inputs x [T, H, D]
+and, for each call form ("prefill": several tokens a call, with added neighbours; "decode": one token a call), a plan:
+`F.calls` [C+1] (call c is entries calls[c]..calls[c+1]-1), `F.positions` [N] or [R, N], `F.token` [N] (the probe
+token whose x row an entry carries) and `F.keep` [N] (1: the entry's output is its token's output; 0: a neighbour,
+dropped). The prefill plan runs twice (the judge compares the two bitwise: `nondeterministic`), decode once.
+"""
+
+import json
+import os
+import time
+import traceback
+from typing import Callable, Dict, List, Tuple
+
+import numpy as np
+import torch
+
+from . import _safetensors as st
+from .errors import InputMutatedError, KernelError, KernelOutputError, RopecheckError
+
+FORMS = ("prefill", "decode")
+TORCH_DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16, "F64": torch.float64}
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+
+
+def kernel_name(fn) -> str:
+    """A readable name of the callable: an adapter's `ropecheck_kernel`, else its qualified name."""
+    name = getattr(fn, "ropecheck_kernel", None)
+    if name:
+        return str(name)
+    inner = getattr(fn, "func", None)  # functools.partial
+    target = inner if inner is not None and callable(inner) else fn
+    qual = getattr(target, "__qualname__", None) or getattr(type(target), "__qualname__", None) or repr(target)
+    return str(qual)
+
+
+def to_torch(t: st.Tensor) -> torch.Tensor:
+    """A CPU torch tensor of a file's tensor (a copy: the file's buffer is read-only); BF16 via an int16 view."""
+    if t.dtype == "BF16":
+        return torch.from_numpy(t.array.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(t.array.copy())
+
+
+def to_numpy(y: torch.Tensor) -> np.ndarray:
+    """The CPU numpy array of a tensor of the probe's dtypes (bfloat16: its bits as uint16)."""
+    y = y.detach().to("cpu").contiguous()
+    if y.dtype == torch.bfloat16:
+        return y.view(torch.int16).numpy().view(np.uint16)
+    return y.numpy()
+
+
+class _Plan:
+    """One form's call plan on the device (assumes the probe's layout; checks every token is kept exactly once)."""
+
+    def __init__(self, form: str, tensors: Dict[str, st.Tensor], tokens: int, device: torch.device):
+        self.form = form
+        self.calls: List[int] = [int(c) for c in tensors[form + ".calls"].array]
+        token = tensors[form + ".token"].array
+        keep = tensors[form + ".keep"].array.astype(bool)
+        if len(self.calls) < 1 or self.calls[-1] != token.shape[0] or keep.shape != token.shape:
+            raise RopecheckError(f"the probe file's {form} plan is inconsistent ({form}.calls ends at "
+                                 f"{self.calls[-1:]}, "
+                                 f"{token.shape[0]} entries): rewrite it with the same ropecheck's `probe`")
+        kept = np.bincount(token[keep], minlength=tokens) if keep.any() else np.zeros(tokens, np.int64)
+        if self.n_calls and (kept.shape[0] != tokens or not np.all(kept == 1)):
+            raise RopecheckError(f"the probe file's {form} plan does not keep every probe token exactly once: "
+                                 "rewrite it with the same ropecheck's `probe`")
+        self.positions = to_torch(tensors[form + ".positions"]).to(device)
+        self.token = torch.from_numpy(token.astype(np.int64)).to(device)
+        self.kept_entries = torch.from_numpy(np.nonzero(keep)[0]).to(device)
+        self.kept_tokens = self.token.index_select(0, self.kept_entries)
+
+    @property
+    def n_calls(self) -> int:
+        return len(self.calls) - 1
+
+
+def _under(path: str, directory: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.abspath(path), directory]) == directory
+    except ValueError:
+        return False
+
+
+def _raised_at(err: BaseException) -> str:
+    """Where the user's code raised: the innermost frame outside this package (and outside torch when possible)."""
+    frames = traceback.extract_tb(err.__traceback__)
+    outside = [f for f in frames if not _under(f.filename, _PACKAGE_DIR)]
+    user = [f for f in outside if not _under(f.filename, _TORCH_DIR)]
+    pick = (user or outside or frames or [None])[-1]
+    if pick is None:
+        return "where: no traceback"
+    text = f"raised at {pick.filename}:{pick.lineno}, in {pick.name}"
+    inner = frames[-1]
+    if inner is not pick and outside:
+        text += f" (the innermost frame: {inner.filename}:{inner.lineno}, in {inner.name})"
+    return text
+
+
+class _Call:
+    """The context of one call, for messages: form, index, tokens and positions."""
+
+    def __init__(self, form: str, index: int, total: int, pos: torch.Tensor, run: int):
+        self.form, self.index, self.total, self.pos, self.run = form, index, total, pos, run
+
+    def __str__(self) -> str:
+        p = self.pos
+        n = p.shape[-1]
+        lo, hi = (int(p.min()), int(p.max())) if p.numel() else (0, -1)
+        again = " (the plan's second run)" if self.run else ""
+        rows = f" x {p.shape[0]} rows" if p.dim() == 2 else ""
+        span = f"positions {lo}..{hi}" if hi != lo else f"position {lo}"
+        what = f"{n} token{'s' if n != 1 else ''}{rows}, {span}"
+        return f"{self.form} call {self.index} of {self.total}{again}: {what}"
+
+
+def _promise(fn) -> str:
+    adapter = getattr(fn, "ropecheck_adapter", None) or "plain"
+    assumes = getattr(fn, "ropecheck_assumes", None) or "fn(x, positions) returns y and leaves x and positions alone"
+    return f"the adapter '{adapter}' promises: {assumes}"
+
+
+def _check_output(y, x: torch.Tensor, call: _Call) -> None:
+    if not isinstance(y, torch.Tensor):
+        hint = (" (a kernel that rotates x in place and returns nothing: wrap it, ropecheck.adapters.inplace(fn))"
+                if y is None else
+                " (a kernel returning (q, k): pick one, or use ropecheck.adapters.hf / vllm for that convention)"
+                if isinstance(y, (tuple, list)) else "")
+        raise KernelOutputError(f"{call}: the kernel returned {type(y).__name__}, expected a torch.Tensor "
+                                f"{list(x.shape)} {str(x.dtype).replace('torch.', '')}{hint}")
+    if tuple(y.shape) != tuple(x.shape):
+        raise KernelOutputError(
+            f"{call}: the kernel returned shape {list(y.shape)}, expected {list(x.shape)} (the input's shape "
+            "[tokens, heads, head_dim]); a kernel taking [batch, heads, seq, head_dim] or returning flattened heads "
+            "needs an adapter (ropecheck.adapters.hf, vllm, flash_attn) or a reshape in a wrapper")
+    if y.dtype != x.dtype:
+        raise KernelOutputError(
+            f"{call}: the kernel returned dtype {str(y.dtype).replace('torch.', '')}, expected "
+            f"{str(x.dtype).replace('torch.', '')} (the input's dtype); the judge checks the dtype the kernel "
+            "writes: a kernel computing in a wider type returns y.to(x.dtype)")
+
+
+def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int) -> torch.Tensor:
+    s, e = plan.calls[c], plan.calls[c + 1]
+    xin = x_dev.index_select(0, plan.token[s:e])
+    pos = plan.positions[..., s:e].clone()
+    x_before, pos_before = xin.clone(), pos.clone()
+    try:
+        y = fn(xin, pos)
+    except RopecheckError as err:  # an adapter's own finding: add the call it happened in
+        raise type(err)(f"{_Call(plan.form, c, plan.n_calls, pos_before, run)}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - any failure of the user's kernel becomes a KernelError
+        call = _Call(plan.form, c, plan.n_calls, pos_before, run)
+        lines = str(err).strip().splitlines() or ["(no message)"]
+        if len(lines) > 12:
+            lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
+        text = "\n    ".join(lines)
+        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}") from None
+    for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
+        if not torch.equal(now, before):
+            fix = ("if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it a copy"
+                   if name == "x" else "positions must be left as given (work on positions.clone())")
+            raise InputMutatedError(f"{_Call(plan.form, c, plan.n_calls, pos_before, run)}: the kernel changed "
+                                    f"{name} in place, but {_promise(fn)}; {fix}")
+    _check_output(y, xin, _Call(plan.form, c, plan.n_calls, pos_before, run))
+    return y.detach().to(device=x_dev.device, copy=True)
+
+
+def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int) -> torch.Tensor:
+    """All calls of a plan; returns the kept outputs scattered to probe token order, [T, H, D] on the device."""
+    outs = [_call_once(fn, x_dev, plan, c, run) for c in range(plan.n_calls)]
+    every = torch.cat(outs, dim=0)
+    y = torch.empty_like(x_dev)
+    y.index_copy_(0, plan.kept_tokens, every.index_select(0, plan.kept_entries))
+    return y
+
+
+def _notes(meta: Dict[str, str]) -> List[str]:
+    try:
+        notes = json.loads(meta.get("notes", "[]"))
+    except ValueError:
+        return []
+    return [str(n) for n in notes] if isinstance(notes, list) else []
+
+
+def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device, *, kernel: str,
+          adapter: str) -> Tuple[Dict[str, object], float]:
+    """Run fn on every call of both forms (prefill twice) and write the outputs file.
+
+    Assumes the probe file was written by the same ropecheck's `probe`. Returns ({"forms", "tokens", "dtype",
+    "calls", "notes"}, seconds spent in the calls). Raises KernelError, KernelOutputError, InputMutatedError.
+    """
+    tensors, meta = st.read(probe_path)
+    if meta.get("ropecheck_probe") != "1":
+        raise RopecheckError(f"{probe_path} is not a version-1 probe file (its __metadata__ ropecheck_probe is "
+                             f"{meta.get('ropecheck_probe')!r}): the package and the ropecheck program differ in "
+                             "version")
+    x_t = tensors["x"]
+    if x_t.dtype not in TORCH_DTYPES:
+        raise RopecheckError(f"{probe_path}: x is {x_t.dtype}, not a kernel dtype")
+    tokens = int(x_t.array.shape[0])
+    t0 = time.perf_counter()
+    x_dev = to_torch(x_t).to(device)
+    plans = [_Plan(f, tensors, tokens, device) for f in FORMS]
+    outputs: Dict[str, np.ndarray] = {}
+    with torch.no_grad():
+        for plan in plans:
+            if plan.n_calls == 0:
+                continue
+            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0))
+            if plan.form == "prefill":
+                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1))
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    seconds = time.perf_counter() - t0
+    out = dict(tensors)
+    for name, arr in outputs.items():
+        out[name] = st.Tensor(x_t.dtype, arr)
+    meta_out = dict(meta)
+    meta_out.update({"ropecheck_probe_outputs": "1", "kernel": kernel, "adapter": adapter, "device": str(device)})
+    st.write(outputs_path, out, meta_out)
+    info = {"forms": [p.form for p in plans if p.n_calls], "tokens": tokens, "dtype": meta.get("dtype", ""),
+            "calls": {p.form: p.n_calls for p in plans}, "notes": _notes(meta)}
+    return info, seconds

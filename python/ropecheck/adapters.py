@@ -1,0 +1,184 @@
+"""Adapters: turn other projects' RoPE calling conventions into the `fn(x, positions) -> y` that check() drives.
+
+check() gives fn x [tokens, heads, head_dim] and positions int64 [tokens] ([rows, tokens] for M-RoPE), both on the
+check's device, and expects y of x's shape and dtype, x and positions left alone. Each adapter returns such a
+callable with the attributes `ropecheck_adapter` (its name), `ropecheck_assumes` (what it assumes, one sentence;
+quoted by InputMutatedError), `ropecheck_kernel` (a readable name of what it wraps) and, where the wrapped object
+says it, `ropecheck_max_position` (the last position its cache holds).
+"""
+
+import functools
+from typing import Callable, Optional
+
+import torch
+
+from .errors import KernelOutputError, RopecheckError
+
+
+def _name(obj) -> str:
+    inner = getattr(obj, "func", None)  # functools.partial
+    target = inner if inner is not None and callable(inner) else obj
+    return getattr(target, "__qualname__", None) or type(target).__qualname__
+
+
+def _mark(fn: Callable, adapter: str, kernel: str, assumes: str, max_position: Optional[int] = None) -> Callable:
+    fn.ropecheck_adapter = adapter
+    fn.ropecheck_kernel = kernel
+    fn.ropecheck_assumes = assumes
+    if max_position is not None:
+        fn.ropecheck_max_position = int(max_position)
+    return fn
+
+
+def plain(fn: Callable) -> Callable:
+    """fn(x, positions) -> y as it is: x [tokens, heads, head_dim], positions int64 [tokens] or [rows, tokens];
+    returns a new tensor of x's shape and dtype and changes neither input (check() verifies that)."""
+
+    @functools.wraps(fn)
+    def call(x, positions):
+        return fn(x, positions)
+
+    return _mark(call, "plain", _name(fn),
+                 "fn(x, positions) returns a new y of x's shape and dtype and leaves x and positions unchanged",
+                 getattr(fn, "ropecheck_max_position", None))
+
+
+def inplace(fn: Callable) -> Callable:
+    """A kernel that rotates x in place, fn(x, positions) -> None or x: it is given a copy of x (and of the
+    positions), and the rotated copy is the output."""
+
+    @functools.wraps(fn)
+    def call(x, positions):
+        work = x.clone()
+        out = fn(work, positions.clone())
+        return work if out is None else out
+
+    return _mark(call, "inplace", _name(fn),
+                 "fn(x, positions) rotates its (copied) x in place and returns None or that x",
+                 getattr(fn, "ropecheck_max_position", None))
+
+
+def hf(rotary_emb: Callable, apply_rotary_pos_emb: Callable, *, unsqueeze_dim: int = 1) -> Callable:
+    """transformers' convention: `cos, sin = rotary_emb(x_like, position_ids)` then
+    `q_out, k_out = apply_rotary_pos_emb(q, k, cos, sin)`.
+
+    From transformers src/transformers/models/llama/modeling_llama.py: LlamaRotaryEmbedding.forward(x, position_ids)
+    reads only x's device and dtype (x: [bs, num_attention_heads, seq_len, head_size]) and returns cos, sin
+    [bs, seq_len, head_dim] in x.dtype; apply_rotary_pos_emb(q, k, cos, sin, position_ids=None, unsqueeze_dim=1)
+    unsqueezes cos/sin at unsqueeze_dim (1: q, k are [bs, heads, seq, head_dim]; 2: [bs, seq, heads, head_dim]).
+    M-RoPE rotary embeddings (Qwen2-VL's) take position_ids [rows, bs, seq]: give
+    functools.partial(apply_multimodal_rotary_pos_emb, mrope_section=...) as apply_rotary_pos_emb.
+    q and k are both x (k a copy); k_out must equal q_out bitwise, else a KernelOutputError.
+    """
+    if unsqueeze_dim not in (1, 2):
+        raise RopecheckError(f"hf(..., unsqueeze_dim={unsqueeze_dim!r}): transformers uses 1 ([bs, heads, seq, dim]) "
+                             "or 2 ([bs, seq, heads, dim])")
+
+    def call(x, positions):
+        # position_ids: [1, T] (batch 1), or [R, 1, T] for M-RoPE (transformers' Qwen2-VL layout).
+        position_ids = positions.unsqueeze(0) if positions.dim() == 1 else positions.unsqueeze(1)
+        x_like = x.transpose(0, 1).unsqueeze(0)  # [1, H, T, D]: rotary_emb reads its device and dtype
+        q = x_like if unsqueeze_dim == 1 else x.unsqueeze(0)
+        cos, sin = rotary_emb(x_like, position_ids)
+        k = q.clone()
+        if unsqueeze_dim == 1:
+            q_out, k_out = apply_rotary_pos_emb(q, k, cos, sin)
+        else:
+            q_out, k_out = apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=2)
+        if not isinstance(q_out, torch.Tensor) or not isinstance(k_out, torch.Tensor):
+            raise KernelOutputError(f"apply_rotary_pos_emb returned ({type(q_out).__name__}, {type(k_out).__name__}),"
+                                    " expected (q_embed, k_embed) tensors")
+        if q_out.shape != k_out.shape or q_out.dtype != k_out.dtype or not torch.equal(q_out, k_out):
+            raise KernelOutputError("q and k were rotated differently by apply_rotary_pos_emb although both were x "
+                                    "with the same cos/sin: the rotation must not depend on which of q and k it is")
+        if q_out.dim() != 4 or q_out.shape[0] != 1:
+            raise KernelOutputError(f"apply_rotary_pos_emb returned shape {list(q_out.shape)}, expected "
+                                    f"{list(q.shape)} (its q's shape)")
+        y = q_out[0].transpose(0, 1) if unsqueeze_dim == 1 else q_out[0]
+        return y.contiguous()
+
+    kernel = f"hf({_name(rotary_emb)}, {_name(apply_rotary_pos_emb)})"
+    layout = "[1, H, T, D]" if unsqueeze_dim == 1 else "[1, T, H, D]"
+    return _mark(call, "hf", kernel,
+                 f"cos, sin = rotary_emb(q, position_ids [1, T]) and apply_rotary_pos_emb(q, k, cos, sin) with q = k = "
+                 f"x as {layout} return new tensors and leave x alone (transformers' LlamaRotaryEmbedding convention)")
+
+
+def vllm(rotary_emb: Callable, *, which: str = "query") -> Callable:
+    """vLLM's convention: `query, key = rotary_emb(positions, query, key)` (RotaryEmbedding.forward, a CustomOp).
+
+    From vllm/model_executor/layers/rotary_embedding/base.py: forward_native(positions, query, key=None,
+    offsets=None) flattens positions to [num_tokens], views query/key as [num_tokens, -1, head_size] and returns new
+    (query, key); forward_cuda rotates query and key in place (ops.rotary_embedding) and returns them. The adapter
+    passes copies of x flattened to [T, H*D] as both query and key, uses the returned tensors when not None and the
+    rotated copies otherwise, and returns `which` ("query" or "key"). M-RoPE (MRotaryEmbedding) takes positions
+    [3, T] as given. max_position: rotary_emb.cos_sin_cache.shape[0] - 1 (cos_sin_cache [max_position, rotary_dim]).
+    """
+    if which not in ("query", "key"):
+        raise RopecheckError(f"vllm(..., which={which!r}): which is 'query' or 'key'")
+
+    def call(x, positions):
+        t, h, d = x.shape
+        query = x.reshape(t, h * d).clone()
+        key = x.reshape(t, h * d).clone()
+        out = rotary_emb(positions, query, key)
+        if isinstance(out, (tuple, list)):
+            got = out[0] if which == "query" else (out[1] if len(out) > 1 else None)
+        else:
+            got = out if which == "query" else None
+        if got is None:
+            got = query if which == "query" else key
+        if not isinstance(got, torch.Tensor):
+            raise KernelOutputError(f"the vLLM rotary embedding returned {type(got).__name__} for the {which}, "
+                                    "expected a tensor (or None with the rotation done in place)")
+        if got.numel() != x.numel():
+            raise KernelOutputError(f"the vLLM rotary embedding returned a {which} of shape {list(got.shape)}, "
+                                    f"expected [{t}, {h * d}] ([num_tokens, num_heads * head_size])")
+        return got.reshape(t, h, d)
+
+    cache = getattr(rotary_emb, "cos_sin_cache", None)
+    max_position = cache.shape[0] - 1 if isinstance(cache, torch.Tensor) and cache.dim() >= 1 else None
+    return _mark(call, "vllm", f"vllm({_name(rotary_emb)}, {which})",
+                 "rotary_emb(positions [T], query [T, H*D], key [T, H*D]) rotates copies of x (in place or returned); "
+                 "the caller's x is never handed over", max_position)
+
+
+def flash_attn(apply_rotary_emb: Callable, cos, sin, *, interleaved: bool = False) -> Callable:
+    """flash-attn's convention: `apply_rotary_emb(x, cos, sin, interleaved=..., seqlen_offsets=0)`.
+
+    From flash_attn/layers/rotary.py: apply_rotary_emb(x, cos, sin, interleaved=False, inplace=False,
+    seqlen_offsets=0, cu_seqlens=None, max_seqlen=None) takes x (batch, seqlen, nheads, headdim) and cos, sin
+    (seqlen_rotary, rotary_dim / 2), rotating row i of x by cos/sin row i + seqlen_offsets; the Triton version
+    (flash_attn/ops/triton/rotary.py apply_rotary) asserts x.dtype == cos.dtype. The adapter gathers the rows of
+    the caller's cos/sin cache [seqlen_max, rotary_dim / 2] at the call's positions (cos[positions]) and calls with
+    x as [1, n, H, D]: what is judged is the kernel's rotation at those rows together with the caller's cache.
+    max_position = cos.shape[0] - 1.
+    """
+    if not isinstance(cos, torch.Tensor) or not isinstance(sin, torch.Tensor) or cos.shape != sin.shape \
+            or cos.dim() != 2:
+        raise RopecheckError("flash_attn(apply_rotary_emb, cos, sin): cos and sin are tensors of one shape "
+                             "[seqlen_max, rotary_dim / 2], the caller's cache")
+    tables = {}
+
+    def call(x, positions):
+        if positions.dim() != 1:
+            raise RopecheckError(f"flash-attn's apply_rotary_emb takes one position per token; got positions "
+                                 f"{list(positions.shape)} (M-RoPE): use a plain wrapper instead")
+        if positions.device not in tables:
+            tables[positions.device] = (cos.to(positions.device), sin.to(positions.device))
+        c, s = tables[positions.device]
+        rows_c, rows_s = c.index_select(0, positions), s.index_select(0, positions)
+        out = apply_rotary_emb(x.unsqueeze(0), rows_c, rows_s, interleaved=interleaved, seqlen_offsets=0)
+        if not isinstance(out, torch.Tensor):
+            raise KernelOutputError(f"apply_rotary_emb returned {type(out).__name__}, expected a tensor "
+                                    f"[1, {x.shape[0]}, {x.shape[1]}, {x.shape[2]}]")
+        return out[0] if out.dim() == 4 and out.shape[0] == 1 else out
+
+    style = "interleaved (GPT-J)" if interleaved else "half-split (GPT-NeoX)"
+    return _mark(call, "flash_attn", f"flash_attn({_name(apply_rotary_emb)}, {style})",
+                 f"apply_rotary_emb(x [1, n, H, D], cos[positions], sin[positions], interleaved={interleaved}) "
+                 "returns a new tensor (inplace=False); this checks the kernel's rotation at the cache rows of the "
+                 "call's positions, together with the caller's cos/sin cache", cos.shape[0] - 1)
+
+
+__all__ = ["plain", "inplace", "hf", "vllm", "flash_attn"]

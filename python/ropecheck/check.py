@@ -1,0 +1,285 @@
+"""The Python door: check a RoPE kernel against a claimed convention, or audit a dump file.
+
+`check(fn, config)` runs `ropecheck probe` for the claim, calls `fn(x, positions)` on every call of the probe's
+plan (prefill twice, decode once), writes the outputs file and has `ropecheck audit` judge it. torch is imported
+only when a check runs (importing ropecheck, e.g. as a pytest plugin, stays cheap).
+"""
+
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from . import _binary, _safetensors
+from .errors import ClaimError, RopecheckError
+from .verdict import Verdict
+
+DTYPE_NAMES = ("float32", "bfloat16", "float16", "float64")
+REFERENCES = ("exact", "hf", "meta", "ggml")
+
+
+def _number(v: Any) -> str:
+    if isinstance(v, bool):
+        raise ClaimError(f"a claim value {v!r} inside a list: use True alone for a bare flag")
+    if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def claim_flags(claim: Optional[Dict[str, Any]]) -> List[str]:
+    """Command-line flags of a claim dict: {"base": 1e4, "rotary_dim": 64, "mrope_section": [16, 24, 24],
+    "assume_llama": True} -> --base 10000 --rotary-dim 64 --mrope-section 16 24 24 --assume-llama.
+    None and False values are left out."""
+    if claim is None:
+        return []
+    if not isinstance(claim, dict):
+        raise ClaimError(f"claim= takes a dict of convention flags, e.g. {{'base': 10000, 'rotary_dim': 64}}; "
+                         f"got {type(claim).__name__}")
+    out: List[str] = []
+    for key, value in claim.items():
+        flag = "--" + str(key).lstrip("-").replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, (list, tuple)):
+            out += [flag, *(_number(v) for v in value)]
+        else:
+            out += [flag, _number(value)]
+    return out
+
+
+def _config_path(config: Any, where: Optional[Path]) -> str:
+    """The absolute path of the claimed config.json: as given, or a dict / to_dict() object written to `where`."""
+    if isinstance(config, (str, os.PathLike)):
+        p = Path(config).expanduser()
+        if not p.is_file():
+            raise ClaimError(f"config={os.fspath(config)!r} is not a file: pass the path of a config.json, a dict "
+                             "of it, or a transformers PretrainedConfig")
+        return str(p.resolve())
+    if isinstance(config, dict):
+        data = config
+    elif callable(getattr(config, "to_dict", None)):
+        data = config.to_dict()
+    else:
+        raise ClaimError(f"config= takes a path, a dict or an object with to_dict() (a transformers PretrainedConfig); "
+                         f"got {type(config).__name__}")
+    assert where is not None
+    where.mkdir(parents=True, exist_ok=True)
+    out = where / "config.json"
+    out.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    return str(out.resolve())
+
+
+def _claim_args(config, preset, layer, part, claim, where: Optional[Path], *, required: bool) -> List[str]:
+    args: List[str] = []
+    if config is not None:
+        args += ["--config", _config_path(config, where)]
+    if preset is not None:
+        args += ["--preset", str(preset)]
+    flags = claim_flags(claim)
+    if required and not args and not flags:
+        raise ClaimError("no claimed convention: ropecheck judges a kernel against the convention it claims, never a "
+                         "default; say it with config= (a config.json path, a dict or a PretrainedConfig), "
+                         "preset= (e.g. 'llama3-8b'), or claim={...} (e.g. {'head_dim': 128, 'base': 500000})")
+    args += flags
+    if layer is not None:
+        args += ["--layer", str(int(layer))]
+    if part not in (None, "attention"):
+        if part != "indexer":
+            raise ClaimError(f"part={part!r}: the parts are 'attention' (default) and 'indexer' "
+                             "(the MLA lightning indexer's RoPE)")
+        args.append("--indexer")
+    return args
+
+
+def _judge_flags(reference: str, strict: bool) -> List[str]:
+    if reference not in REFERENCES:
+        raise ClaimError(f"reference={reference!r}: the references are {', '.join(REFERENCES)}")
+    return (["--reference", reference] if reference != "exact" else []) + (["--strict"] if strict else [])
+
+
+def dtype_name(dtype: Any) -> str:
+    """The probe's name of a dtype given as a torch dtype or one of "float32", "bfloat16", "float16", "float64"."""
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        name = str(dtype).replace("torch.", "")
+    name = {"float": "float32", "half": "float16", "double": "float64", "bf16": "bfloat16"}.get(name, name)
+    if name not in DTYPE_NAMES:
+        raise RopecheckError(f"dtype={dtype!r}: ropecheck checks kernels in {', '.join(DTYPE_NAMES)} "
+                             "(a torch dtype or its name)")
+    return name
+
+
+def _device(device: Any):
+    import torch
+
+    try:
+        d = torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise RopecheckError(f"device={device!r} is not a torch device ({e}); use 'cpu' or 'cuda'") from None
+    if d.type == "cuda" and not torch.cuda.is_available():
+        raise RopecheckError(f"device={device!r}: no CUDA device (torch.cuda.is_available() is False); check on 'cpu', "
+                             "or skip the test when there is no GPU (ropecheck.pytest.devices() does)")
+    return d
+
+
+def _judge(args: List[str], json_path: Path, what: str):
+    """Run `ropecheck audit ARGS --json json_path`; returns (parsed JSON, stdout as the human text)."""
+    p = _binary.run(["audit", *args, "--json", str(json_path), "--quiet"], ok=(0, 1), what=what)
+    try:
+        data = json.loads(json_path.read_text())
+    except (OSError, ValueError) as e:
+        raise RopecheckError(f"{what}: the judge exited {p.returncode} but its JSON {json_path} is unreadable ({e})"
+                             f"\n--- stderr ---\n{p.stderr.strip()}") from None
+    return data, p.stdout
+
+
+def _new_dump_dir(dump_dir) -> Path:
+    if dump_dir is None:
+        return Path(tempfile.mkdtemp(prefix="ropecheck-"))
+    d = Path(dump_dir).expanduser()
+    d.mkdir(parents=True, exist_ok=True)
+    return d.resolve()
+
+
+def check(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", layer=None, part=None,
+          reference="exact", strict=False, seed=None, heads=4, max_position=None, dump_dir=None,
+          claim=None) -> Verdict:
+    """Check the RoPE kernel `fn(x, positions) -> y` against the claimed convention; returns the Verdict.
+
+    fn takes x [tokens, heads, head_dim] on `device` in `dtype` (a torch dtype or its name; default bfloat16) and
+    positions int64 on `device`, [tokens] ([rows, tokens] for M-RoPE), and returns y of x's shape and dtype without
+    changing x or positions (adapters in ropecheck.adapters bridge other conventions). The claim: config= (path,
+    dict or PretrainedConfig), preset= and/or claim={flag: value}; layer= and part= pick the layer and part.
+    max_position: the kernel's last position (None: fn.ropecheck_max_position when an adapter set it). The probe
+    and outputs files stay in dump_dir (default: a new temporary directory), which the verdict names.
+    Raises ClaimError (a bad claim), KernelError / KernelOutputError / InputMutatedError (the kernel), and
+    BinaryNotFound; a kernel computing wrong values is not an error but a failing verdict.
+    """
+    __tracebackhide__ = True  # pytest: show the caller's line, not this one
+    try:
+        return _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position,
+                      dump_dir, claim)
+    except RopecheckError as e:
+        raise e.with_traceback(None) from None
+
+
+def _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position, dump_dir,
+           claim) -> Verdict:
+    if not callable(fn):
+        raise RopecheckError(f"check() takes a callable fn(x, positions) -> y; got {type(fn).__name__}")
+    name = dtype_name(dtype)
+    judge_flags = _judge_flags(reference, strict)
+    dev = _device(device)
+    if config is None and preset is None and not claim_flags(claim):
+        _claim_args(None, None, None, None, None, None, required=True)  # raises the ClaimError saying how to claim
+    if isinstance(config, (str, os.PathLike)):
+        _config_path(config, None)  # a missing config file fails before a dump directory is made
+    where = _new_dump_dir(dump_dir)
+    claim_args = _claim_args(config, preset, layer, part, claim, where, required=True)
+    if max_position is None:
+        max_position = getattr(fn, "ropecheck_max_position", None)
+    probe_path, outputs_path = where / "probe.safetensors", where / "outputs.safetensors"
+    args = ["probe", *claim_args, "--dtype", name, "--heads", str(int(heads)), "--out", str(probe_path)]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
+    if max_position is not None:
+        args += ["--max-position", str(int(max_position))]
+    t0 = time.perf_counter()
+    _binary.run(args, what="ropecheck probe")
+    t1 = time.perf_counter()
+
+    from . import _drive  # imports torch
+
+    kernel = _drive.kernel_name(fn)
+    adapter = str(getattr(fn, "ropecheck_adapter", None) or "plain")
+    info, _ = _drive.drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+    t2 = time.perf_counter()
+    probe_meta_args = _probe_claim_args(probe_path) or claim_args
+    data, text = _judge([str(outputs_path), *probe_meta_args, *judge_flags], where / "verdict.json",
+                        "ropecheck audit (judging the kernel's outputs)")
+    t3 = time.perf_counter()
+    rerun = _binary.quote([_binary.display_name(), "audit", str(outputs_path), *probe_meta_args, *judge_flags])
+    v = Verdict(data, text=text, dump=str(outputs_path), rerun=rerun,
+                seconds={"probe": t1 - t0, "calls": t2 - t1, "judge": t3 - t2},
+                kernel=kernel, dtype=name, forms=info["forms"], tokens=info["tokens"])
+    for note in info.get("notes", []):
+        if note not in v.notes:
+            v.notes.append(note)
+    return v
+
+
+def _probe_claim_args(probe_path: Path) -> List[str]:
+    """The claim arguments a probe or outputs file recorded (its __metadata__ claim_args), [] when absent."""
+    meta = _safetensors.read_metadata(probe_path)
+    try:
+        args = json.loads(meta.get("claim_args", "[]"))
+    except ValueError:
+        return []
+    return [str(a) for a in args] if isinstance(args, list) else []
+
+
+def assert_conforms(fn, config=None, **kwargs) -> Verdict:
+    """check(fn, config, **kwargs); raises AssertionError(str(verdict)) when the kernel does not pass."""
+    __tracebackhide__ = True
+    v = check(fn, config, **kwargs)
+    if not v.passed:
+        raise AssertionError(str(v))
+    return v
+
+
+def audit(path, config=None, *, preset=None, layer=None, part=None, reference="exact", strict=False, dtype=None,
+          claim=None, dump_dir=None, **flags) -> Verdict:
+    """Judge a dump file ({positions, x, y} safetensors or .npy directory, a capture's file, or an outputs file of
+    check()) with `ropecheck audit`; returns the Verdict.
+
+    The claim is config= / preset= / claim={...} plus any further keyword as a convention flag (base=10000 ->
+    --base 10000); with none, the CLI takes the claim the file carries (an outputs file's claim_args, a dump's
+    __metadata__ or a config.json beside it) or says what is missing (ClaimError). dtype: the dump's dtype when the
+    file cannot say it (bfloat16 .npy as uint16). A dict config is written to dump_dir (default: a new temp dir).
+    """
+    __tracebackhide__ = True
+    try:
+        return _audit(path, config, preset, layer, part, reference, strict, dtype, claim, dump_dir, flags)
+    except RopecheckError as e:
+        raise e.with_traceback(None) from None
+
+
+def _audit(path, config, preset, layer, part, reference, strict, dtype, claim, dump_dir, flags) -> Verdict:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ClaimError(f"audit({os.fspath(path)!r}): no such file or directory (a .safetensors dump, a directory of "
+                         ".npy files, or the outputs.safetensors of check())")
+    p = p.resolve()
+    merged = dict(claim or {})
+    merged.update(flags)
+    needs_dir = config is not None and not isinstance(config, (str, os.PathLike))
+    where = _new_dump_dir(dump_dir) if (needs_dir or dump_dir is not None) else None
+    claim_args = _claim_args(config, preset, layer, part, merged, where, required=False)
+    if config is None and preset is None and not claim_flags(merged) and p.is_file():
+        # An outputs file of check() carries the claim its probe was made for: judge it against that claim.
+        if _safetensors.read_metadata(p).get("ropecheck_probe_outputs"):
+            claim_args = _probe_claim_args(p) + claim_args
+    extra = ["--dtype", dtype_name(dtype)] if dtype is not None else []
+    judge_flags = _judge_flags(reference, strict)
+    args = [str(p), *claim_args, *extra, *judge_flags]
+    t0 = time.perf_counter()
+    if where is not None:
+        data, text = _judge(args, where / "verdict.json", "ropecheck audit")
+    else:
+        with tempfile.TemporaryDirectory(prefix="ropecheck-audit-") as tmp:
+            data, text = _judge(args, Path(tmp) / "verdict.json", "ropecheck audit")
+    seconds = {"judge": time.perf_counter() - t0}
+    rerun = _binary.quote([_binary.display_name(), "audit", *args])
+    if data.get("kind") == "probe_outputs":
+        meta = data.get("metadata") or {}
+        forms = [f for f in ("prefill", "decode") if f in (data.get("forms") or {})]
+        tokens = meta.get("tokens")
+        return Verdict(data, text=text, dump=str(p), rerun=rerun, seconds=seconds, kernel=meta.get("kernel", "?"),
+                       dtype=meta.get("dtype", "?"), forms=forms, tokens=int(tokens) if tokens else None)
+    return Verdict(data, text=text, dump=str(p), rerun=rerun, seconds=seconds)

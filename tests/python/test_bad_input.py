@@ -1,0 +1,148 @@
+"""Bad kernels and bad claims: the package's errors (ropecheck.RopecheckError subclasses), each message naming what
+was wrong, raised `from None` from the public entry (no package frame but check/assert_conforms/audit in the
+traceback); and a kernel returning NaN, which is not an error but a failing Verdict naming non_finite.
+
+These call the module API (ropecheck.check) directly, so the traceback is the package's own, not the fixture's.
+"""
+
+import traceback
+from pathlib import Path
+
+import pytest
+import torch
+
+import plain_style
+import ropecheck as rc
+
+PACKAGE = Path(rc.__file__).resolve().parent
+PUBLIC = {"check", "assert_conforms", "audit"}
+F32, BF16 = torch.float32, torch.bfloat16
+
+
+def _raise_line(fn):
+    """The line number of the first `raise` in fn's source (the line a KernelError must point at)."""
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if line.strip().startswith("raise "))
+
+
+def assert_clean(excinfo, error, *needles):
+    """excinfo holds an `error` (a RopecheckError subclass) whose message contains every needle, raised from None,
+    with no traceback frame inside python/ropecheck except the public entry. Returns the message."""
+    e = excinfo.value
+    assert isinstance(e, rc.RopecheckError), f"{type(e).__name__} is not a ropecheck.RopecheckError"
+    assert type(e) is error, f"raised {type(e).__name__}: {e}; expected {error.__name__}"
+    msg = str(e)
+    for needle in needles:
+        assert needle in msg, f"{error.__name__}'s message does not say {needle!r}:\n{msg}"
+    assert e.__suppress_context__ and e.__cause__ is None, f"{error.__name__} was not raised `from None`"
+    inside = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename).resolve().is_relative_to(PACKAGE)]
+    assert inside and all(f.name in PUBLIC for f in inside), \
+        "frames inside the package besides its public entry: " + ", ".join(f"{f.name} ({f.filename}:{f.lineno})"
+                                                                           for f in inside)
+    return msg
+
+
+def _check(fn, config, tmp_path, dtype=F32, **kw):
+    return rc.check(rc.adapters.plain(fn), config=config, dtype=dtype, dump_dir=tmp_path, **kw)
+
+
+def test_wrong_shape(llama_config, tmp_path):
+    def half_head(x, positions):
+        return plain_style.rope(x, positions)[..., :64]
+
+    with pytest.raises(rc.KernelOutputError) as ei:
+        _check(half_head, llama_config, tmp_path)
+    assert_clean(ei, rc.KernelOutputError, "shape", "64", "128")
+
+
+def test_wrong_dtype(llama_config, tmp_path):
+    def fp32_out(x, positions):
+        return plain_style.rope(x.float(), positions)  # a bf16 x, an fp32 y
+
+    with pytest.raises(rc.KernelOutputError) as ei:
+        _check(fp32_out, llama_config, tmp_path, dtype=BF16)
+    assert_clean(ei, rc.KernelOutputError, "dtype", "float32", "bfloat16")
+
+
+def test_not_a_tensor(llama_config, tmp_path):
+    def as_list(x, positions):
+        return plain_style.rope(x, positions).tolist()
+
+    with pytest.raises(rc.KernelOutputError) as ei:
+        _check(as_list, llama_config, tmp_path)
+    assert_clean(ei, rc.KernelOutputError, "list", "Tensor")
+
+
+def test_kernel_raises(llama_config, tmp_path):
+    def broken(x, positions):
+        if positions.numel() == 1:
+            raise ValueError("deliberate fault of a one-token call")
+        return plain_style.rope(x, positions)
+
+    with pytest.raises(rc.KernelError) as ei:
+        _check(broken, llama_config, tmp_path)
+    msg = assert_clean(ei, rc.KernelError, "ValueError", "deliberate fault of a one-token call", "decode")
+    where = f"{Path(__file__).name}:{_raise_line(broken)}"
+    assert where in msg, f"KernelError does not name the user's line {where}:\n{msg}"
+
+
+def test_nan_is_a_failing_verdict(llama_config, tmp_path):
+    def nan_out(x, positions):
+        y = plain_style.rope(x, positions)
+        return y * torch.nan if positions.max() > 60000 else y  # NaN past a position, as kernels break
+
+    v = _check(nan_out, llama_config, tmp_path)
+    assert not v.passed and v.exit_code == 1, str(v)
+    assert v.first_class == "non_finite", f"NaN outputs named {v.first_class!r} first:\n{v}"
+    assert "[non_finite]" in str(v)
+
+
+def test_x_changed_in_place_under_plain(llama_config, tmp_path):
+    def writes_x(x, positions):
+        x.copy_(plain_style.rope(x, positions))
+        return x.clone()
+
+    with pytest.raises(rc.InputMutatedError) as ei:
+        _check(writes_x, llama_config, tmp_path)
+    assert_clean(ei, rc.InputMutatedError, "x", "in place", "inplace")
+
+
+def test_positions_changed_in_place(llama_config, tmp_path):
+    def shifts_positions(x, positions):
+        positions += 1
+        return plain_style.rope(x, positions)
+
+    with pytest.raises(rc.InputMutatedError) as ei:
+        _check(shifts_positions, llama_config, tmp_path)
+    assert_clean(ei, rc.InputMutatedError, "positions")
+
+
+def test_no_claim(tmp_path):
+    with pytest.raises(rc.ClaimError) as ei:
+        rc.check(rc.adapters.plain(plain_style.rope), dtype=F32, dump_dir=tmp_path)
+    assert_clean(ei, rc.ClaimError, "config=", "preset=", "claim=")
+
+
+def test_config_path_missing(tmp_path):
+    missing = str(tmp_path / "no_such_dir" / "config.json")
+    with pytest.raises(rc.ClaimError) as ei:
+        rc.check(rc.adapters.plain(plain_style.rope), config=missing, dtype=F32, dump_dir=tmp_path)
+    assert_clean(ei, rc.ClaimError, missing)
+
+
+def test_binary_not_found(llama_config, tmp_path, monkeypatch):
+    nowhere = str(tmp_path / "no" / "ropecheck")
+    monkeypatch.setenv("ROPECHECK_BIN", nowhere)
+    with pytest.raises(rc.BinaryNotFound) as ei:
+        rc.check(rc.adapters.plain(plain_style.rope), config=llama_config, dtype=F32, dump_dir=tmp_path)
+    assert_clean(ei, rc.BinaryNotFound, nowhere, "ROPECHECK_BIN")
+
+
+def test_assert_conforms_raises_assertion_with_the_verdict(llama_config, tmp_path):
+    """assert_conforms: a buggy kernel -> AssertionError(str(verdict)) (not a RopecheckError: the kernel ran)."""
+    with pytest.raises(AssertionError) as ei:
+        rc.assert_conforms(plain_style.make("rope_base_10000", base=10000.0), config=llama_config, dtype=F32,
+                           dump_dir=tmp_path)
+    assert not isinstance(ei.value, rc.RopecheckError)
+    assert "[base_wrong]" in str(ei.value) and "ropecheck audit" in str(ei.value), str(ei.value)
