@@ -219,7 +219,7 @@ plugin_form_result run_form_judged(plugin::kernel_door& door, const judge::probe
   return f;
 }
 
-// out.findings from the forms, as every door that drives both forms merges them (judge/forms.hpp).
+// out.findings from the forms, as every door that drives both forms merges them (ropecheck/judge/forms.hpp).
 void merge_form_findings(plugin_audit_result& out) {
   std::vector<judge::form_outcome> forms;
   for (const plugin_form_result& f : out.forms) {

@@ -5,7 +5,7 @@
 //
 // Each form present is judged as the dump {positions, x, <form>.y} — by the same code as any dump
 // (load_dump with that y, the one judge) — and the forms' findings are merged as the plugin door merges
-// them (judge/forms.hpp). prefill.y_again not bitwise prefill.y is the door's `nondeterministic`
+// them (ropecheck/judge/forms.hpp). prefill.y_again not bitwise prefill.y is the door's `nondeterministic`
 // finding, as the plugin door's second pass.
 #pragma once
 
