@@ -14,12 +14,6 @@
 namespace ropecheck::audit {
 namespace {
 
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 bool starts_with(const std::vector<std::int64_t>& s, const std::vector<std::int64_t>& prefix) {
   if (s.size() < prefix.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i)
@@ -196,7 +190,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   std::vector<std::int64_t> position_rows = take_position_rows(pos, x);
   if (!position_rows.empty()) {
     const std::size_t nrows = position_rows.size() / static_cast<std::size_t>(pos.shape.back());
-    out.notes.push_back("positions are " + shape_str(pos.shape) + ": M-RoPE position rows" +
+    out.notes.push_back("positions are " + shape_string(pos.shape) + ": M-RoPE position rows" +
                         (nrows == 3 ? std::string(" (row 0 temporal, 1 height, 2 width)") : std::string()) + ", " +
                         std::to_string(nrows) + " rows of " + std::to_string(pos.shape.back()) + " tokens");
   }
@@ -206,7 +200,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     // the cache rows the contract means (the judge reads the outputs only).
     for (const char* name : {"cos", "sin"})
       if (auto it = ts.find(name); it != ts.end() && it->second.shape.size() >= 3 && it->second.shape[0] == pos.shape[0]) {
-        out.notes.push_back(std::string(name) + " has shape " + shape_str(it->second.shape) +
+        out.notes.push_back(std::string(name) + " has shape " + shape_string(it->second.shape) +
                             ": per-row M-RoPE tables, ignored (give the combined [tokens, dim] rows to have them checked)");
         ts.erase(it);
       }
@@ -253,7 +247,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
   }
   std::int64_t tokens = 1;
   for (auto e : P) tokens *= e;
-  if (tokens <= 0) throw input_error(where("positions"), "positions are empty " + shape_str(pos.shape));
+  if (tokens <= 0) throw input_error(where("positions"), "positions are empty " + shape_string(pos.shape));
 
   // x and y: P + [head_dim] or P + [heads, head_dim], equal shapes.
   for (const tensor_bytes* t : {&x, &y})
@@ -261,20 +255,20 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
       throw input_error(where(t->name), t->name + " must be floating point (F32, BF16, F16, F64), got " +
                                             std::string(dtype_name(t->type)));
   if (x.shape != y.shape)
-    throw input_error(path, "x has shape " + shape_str(x.shape) + " but y has shape " + shape_str(y.shape) +
+    throw input_error(path, "x has shape " + shape_string(x.shape) + " but y has shape " + shape_string(y.shape) +
                                 " (they must be equal)");
   const std::size_t k = P.size();
   if (!starts_with(x.shape, P) || (x.shape.size() != k + 1 && x.shape.size() != k + 2))
-    throw input_error(path, "x has shape " + shape_str(x.shape) + " but positions have shape " + shape_str(P) +
+    throw input_error(path, "x has shape " + shape_string(x.shape) + " but positions have shape " + shape_string(P) +
                                 ": x must be positions' shape + [head_dim] or + [heads, head_dim] (an M-RoPE dump: "
                                 "positions [rows, tokens] or [rows, 1, tokens], 2 <= rows <= 8, with x [tokens, heads, "
                                 "head_dim] or [tokens, head_dim])");
   const std::int64_t heads = x.shape.size() == k + 2 ? x.shape[k] : 1;
   const std::int64_t head_dim = x.shape.back();
-  if (heads <= 0 || head_dim <= 0) throw input_error(path, "x has an empty dimension " + shape_str(x.shape));
+  if (heads <= 0 || head_dim <= 0) throw input_error(path, "x has an empty dimension " + shape_string(x.shape));
   if (head_dim % 2 != 0) throw input_error(path, "head_dim " + std::to_string(head_dim) + " is odd: nothing to pair");
   if (tokens > (std::int64_t{1} << 30) || heads > (1 << 20) || head_dim > (1 << 20))
-    throw input_error(path, "x has shape " + shape_str(x.shape) + ": more tokens or heads than the audit handles");
+    throw input_error(path, "x has shape " + shape_string(x.shape) + ": more tokens or heads than the audit handles");
   const bool x_mapped = in_mapping(mapped.files, x.bytes), y_mapped = in_mapping(mapped.files, y.bytes);
   if (scan_non_finite(x, x_mapped))
     throw input_error(where("x"), "x (the inputs) holds NaN or infinity: nothing to audit there");
@@ -328,16 +322,16 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
                                 (out.cos ? "sin" : "cos") + " (give both or neither)");
   if (out.cos) {
     if (out.cos->shape != out.sin->shape)
-      throw input_error(path, "cos has shape " + shape_str(out.cos->shape) + " but sin has " + shape_str(out.sin->shape));
+      throw input_error(path, "cos has shape " + shape_string(out.cos->shape) + " but sin has " + shape_string(out.sin->shape));
     const auto& s = out.cos->shape;
     if (!starts_with(s, P) || s.size() != k + 1 || s.back() <= 0 || s.back() > head_dim)
-      throw input_error(where("cos"), "cos/sin have shape " + shape_str(s) + ": expected positions' shape " +
-                                          shape_str(P) + " + [rotary_dim] or + [rotary_dim / 2]");
+      throw input_error(where("cos"), "cos/sin have shape " + shape_string(s) + ": expected positions' shape " +
+                                          shape_string(P) + " + [rotary_dim] or + [rotary_dim / 2]");
   }
   if (out.inv_freq) {
     const auto& s = out.inv_freq->shape;
     if (s.size() != 1 || s[0] <= 0 || s[0] > head_dim / 2)
-      throw input_error(where("inv_freq"), "inv_freq has shape " + shape_str(s) + ": expected [rotary_dim / 2]");
+      throw input_error(where("inv_freq"), "inv_freq has shape " + shape_string(s) + ": expected [rotary_dim / 2]");
   }
   for (const auto& [name, t] : ts)
     if (name != "positions" && name != "x" && name != y_tensor && name != "cos" && name != "sin" && name != "inv_freq" &&

@@ -15,12 +15,6 @@
 namespace ropecheck::audit {
 namespace {
 
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + "]";
-}
-
 nlohmann::json finding_json(const judge::finding& f) {
   return {{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}};
 }
@@ -60,8 +54,8 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
     const auto y = m.tensors.find(f + ".y");
     if (y == m.tensors.end()) continue;
     if (y->second.shape != x.shape || y->second.type != x.type)
-      throw input_error(file, f + ".y is " + std::string(dtype_name(y->second.type)) + " " + shape_text(y->second.shape) +
-                                  " but x is " + std::string(dtype_name(x.type)) + " " + shape_text(x.shape) +
+      throw input_error(file, f + ".y is " + std::string(dtype_name(y->second.type)) + " " + shape_string(y->second.shape) +
+                                  " but x is " + std::string(dtype_name(x.type)) + " " + shape_string(x.shape) +
                                   ": the outputs must have the inputs' shape and dtype");
     out.forms.push_back(form);
   }

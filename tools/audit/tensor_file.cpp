@@ -55,13 +55,19 @@ class byte_view {
   const fs::path& path_;
 };
 
+}  // namespace
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 // The whole file's bytes: a read-only private mapping, or, where mapping fails (an empty file, a
 // file system without mmap), the bytes read into one buffer. populate (the in-memory readers, which
 // decode every byte at once): MAP_POPULATE maps the page cache in one call. Otherwise (the mapped
 // readers, whose callers stream the bytes) the mapping is advised sequential: read ahead, touched
 // once. Rejections are the ones read_safetensors/read_npy always gave for unreadable files.
-}  // namespace
-
 mapped_file mapped_file::open(const std::filesystem::path& path, bool populate) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw input_error(path, "not a regular file (or does not exist)");
@@ -140,12 +146,6 @@ std::optional<std::string> element_count(const std::vector<std::int64_t>& shape,
   for (const std::int64_t d : shape)
     if (__builtin_mul_overflow(count, d, &count)) return std::string("shape's element count overflows int64");
   return std::nullopt;
-}
-
-std::string shape_string(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
 }
 
 // The one rejection of a tensor's values (not of its header): an I64 value beyond 2^53 in magnitude,

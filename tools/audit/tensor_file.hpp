@@ -39,6 +39,8 @@ enum class dtype { bf16, f16, f32, f64, i32, i64 };
 [[nodiscard]] std::string_view dtype_name(dtype t) noexcept;
 // Bytes per element in the file.
 [[nodiscard]] std::size_t dtype_size(dtype t) noexcept;
+// A shape as the messages print it: "[2, 3, 128]".
+[[nodiscard]] std::string shape_string(const std::vector<std::int64_t>& shape);
 
 struct tensor {
   std::string name;
