@@ -306,23 +306,30 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
   pr.command = command;
   pr.source = af.dump;
   pr.metadata = contents.metadata;
+  // The probe was made for one claim: judging its outputs against another would judge other inputs' plan.
+  // Checked on the first form's claim, before the second is judged; an error of the claim's own (a head_dim
+  // the file does not have, ...) says which claim the probe was made for.
+  const auto meta = [&](const char* k) { return contents.metadata.count(k) ? contents.metadata.at(k) : std::string("?"); };
+  const std::string probed = meta("convention");
+  const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
   for (const judge::call_form form : contents.forms) {
     const auto t0 = clock::now();
     if (!af.quiet) std::fprintf(stderr, "[audit] reading %s (%s calls)\n", af.dump.c_str(), judge::to_string(form));
     audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
     const double read = std::chrono::duration<double>(clock::now() - t0).count();
-    audit::probe_form_report f{form, audit_loaded(std::move(in), read, af, cf, command), {}, false};
+    audit::probe_form_report f{form, {}, {}, false};
+    try {
+      f.r = audit_loaded(std::move(in), read, af, cf, command);
+    } catch (const usage_error& e) {
+      throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
+    }
+    if (pr.forms.empty() && judge::convention_line(f.r.claimed) != probed)
+      throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" +
+                        judge::convention_line(f.r.claimed) + "\": " + give);
     if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
     f.passed = f.call_findings.empty() && f.r.v.pass;
     pr.forms.push_back(std::move(f));
   }
-  // The probe was made for one claim: judging its outputs against another would judge other inputs' plan.
-  const std::string probed = contents.metadata.count("convention") ? contents.metadata.at("convention") : "";
-  const std::string judged = judge::convention_line(pr.forms.front().r.claimed);
-  if (probed != judged)
-    throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" + judged +
-                      "\": give the probe's claim (__metadata__ claim_args: " +
-                      (contents.metadata.count("claim_args") ? contents.metadata.at("claim_args") : std::string("?")) + ")");
   pr.rerun = "ropecheck audit " + cli::shell_word(af.dump);
   const std::string args = contents.metadata.count("claim_args") ? contents.metadata.at("claim_args") : "[]";
   for (const auto& a : nlohmann::json::parse(args)) pr.rerun += " " + cli::shell_word(a.get<std::string>());

@@ -28,7 +28,8 @@ merged_forms merge_forms(const std::vector<form_outcome>& forms) {
     out.findings.push_back(std::move(x));
     out.forms.emplace_back(both[a] ? "both" : to_string(form));
   }
-  out.passed = std::all_of(forms.begin(), forms.end(), [](const form_outcome& f) { return f.passed; });
+  // Nothing judged is not a pass: a door that ran no form has no verdict to give.
+  out.passed = !forms.empty() && std::all_of(forms.begin(), forms.end(), [](const form_outcome& f) { return f.passed; });
   return out;
 }
 

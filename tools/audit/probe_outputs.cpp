@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstring>
 
 #include "markup.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/render.hpp"
+#include "ropecheck/judge/repeat_calls.hpp"
 #include "ropecheck/judge/sentence.hpp"
 #include "tensor_file.hpp"
 
@@ -47,6 +47,8 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
     return it->second;
   };
   const tensor_bytes& x = need("x");
+  if (x.shape.size() != 3 || x.shape[0] < 1 || x.shape[1] < 1 || x.shape[2] < 2)
+    throw input_error(file, "x is " + shape_string(x.shape) + ", not [tokens, heads, head_dim]");
   (void)need("positions");
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
     const std::string f = judge::to_string(form);
@@ -62,22 +64,21 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
   if (out.forms.empty())
     throw input_error(file, "neither prefill.y nor decode.y is present: no outputs to judge");
   const auto y = m.tensors.find("prefill.y"), again = m.tensors.find("prefill.y_again");
-  if (again != m.tensors.end()) {
-    if (y == m.tensors.end()) throw input_error(file, "prefill.y_again without prefill.y");
+  if (again != m.tensors.end() && y == m.tensors.end()) throw input_error(file, "prefill.y_again without prefill.y");
+  if (y != m.tensors.end()) {
+    if (again == m.tensors.end())
+      throw input_error(file, "prefill.y without prefill.y_again: the prefill plan is applied twice (the second "
+                              "application's outputs are prefill.y_again) and the two compared, as every door does");
     if (again->second.shape != y->second.shape || again->second.type != y->second.type)
       throw input_error(file, "prefill.y_again is not shaped and typed as prefill.y");
-    const std::size_t n = y->second.bytes.size(), w = dtype_size(y->second.type);
-    for (std::size_t i = 0; i < n; i += w)
-      if (std::memcmp(y->second.bytes.data() + i, again->second.bytes.data() + i, w) != 0) {
-        const std::size_t e = i / w, row = static_cast<std::size_t>(x.shape[1] * x.shape[2]);
-        out.nondeterministic = judge::finding{
-            judge::classes::nondeterministic,
-            "the prefill plan applied twice gave different outputs: first at probe token " + std::to_string(e / row) +
-                ", head " + std::to_string(e % row / static_cast<std::size_t>(x.shape[2])) + ", coordinate " +
-                std::to_string(e % static_cast<std::size_t>(x.shape[2])) + " (the same inputs must give the same bits)",
-            1.0};
-        break;
-      }
+    // The one repeat-call check of every door (ropecheck/judge/repeat_calls.hpp), on the values widened exactly.
+    const tensor first = decode(y->second), second = decode(again->second), pos = decode(m.tensors.at("positions"));
+    const auto tokens = static_cast<std::size_t>(x.shape[0]);
+    if (pos.values.size() < tokens) throw input_error(file, "positions has fewer values than x has tokens");
+    std::vector<std::int64_t> positions(tokens);
+    for (std::size_t i = 0; i < tokens; ++i) positions[i] = static_cast<std::int64_t>(pos.values[i]);  // row 0 of [R, T]
+    out.nondeterministic = judge::repeat_call_finding(first.values, second.values, positions, static_cast<int>(x.shape[1]),
+                                                      static_cast<int>(x.shape[2]), "prefill calls");
   }
   return out;
 }

@@ -6,7 +6,7 @@
 // Each form present is judged as the dump {positions, x, <form>.y} — by the same code as any dump
 // (load_dump with that y, the one judge) — and the forms' findings are merged as the plugin door merges
 // them (ropecheck/judge/forms.hpp). prefill.y_again not bitwise prefill.y is the door's `nondeterministic`
-// finding, as the plugin door's second pass.
+// finding, by the repeat-call check of every door (ropecheck/judge/repeat_calls.hpp).
 #pragma once
 
 #include <filesystem>
@@ -30,8 +30,8 @@ struct probe_outputs_contents {
   std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y
 };
 
-// Checks the layout (positions, x, every form's plan tensors, each y [T, H, D] in x's dtype, y_again
-// beside prefill.y) and compares the two prefill passes. input_error naming the tensor otherwise.
+// Checks the layout (positions, x [T, H, D], every form's plan tensors, each y in x's shape and dtype,
+// prefill.y and prefill.y_again together) and compares the two prefill passes. input_error naming the tensor otherwise.
 [[nodiscard]] probe_outputs_contents read_probe_outputs(const std::filesystem::path& file);
 
 struct probe_form_report {

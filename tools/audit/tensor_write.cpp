@@ -58,15 +58,23 @@ void write_safetensors(const std::filesystem::path& file, const std::vector<tens
   const std::string bytes = safetensors_bytes(tensors, metadata);
   std::filesystem::path tmp = file;
   tmp += ".part";
+  const auto fail = [&](const std::string& why) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);  // never leave the temporary behind
+    throw input_error(file, why);
+  };
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw input_error(file, "cannot be opened for writing");
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f.flush()) throw input_error(file, "write failed");
+    if (!f.flush()) {
+      f.close();
+      fail("write failed");
+    }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, file, ec);
-  if (ec) throw input_error(file, "cannot be written (" + ec.message() + ")");
+  if (ec) fail("cannot be written (" + ec.message() + ")");
 }
 
 }  // namespace ropecheck::audit

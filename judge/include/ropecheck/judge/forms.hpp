@@ -26,7 +26,7 @@ struct merged_forms {
   // followed by " (both forms)".
   std::vector<finding> findings;
   std::vector<std::string> forms;  // parallel to findings: "prefill", "decode" or "both"
-  bool passed = false;             // every form passed
+  bool passed = false;             // there is a form and every form passed
 };
 
 [[nodiscard]] merged_forms merge_forms(const std::vector<form_outcome>& forms);
