@@ -109,4 +109,5 @@ if(TARGET ropecheck)
     ropecheck_cli_test(audit_plugin_with_convention_flags_exits_2 2 "declares its own convention"
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin> --base 10000)
   endif()
+  include(${CMAKE_CURRENT_SOURCE_DIR}/cli/probe_cli.cmake)  # ropecheck probe, and audit of the outputs of its plan
 endif()

@@ -1,0 +1,291 @@
+// tests/audit/probe_outputs_test.cpp — tools/audit/probe_outputs.hpp: the reader of the outputs file a
+// door in another language writes back after applying `ropecheck probe`'s plan (python/ropecheck/_drive.py
+// drive). Files are made as that door makes them — the probe file's tensors (probe::probe_tensors) plus
+// prefill.y, prefill.y_again and decode.y, written with tensor_write — with y = x: the layout is what is
+// checked here, not the rotation. A valid file reads with both forms; the two prefill passes differing
+// in any one element (the first, the last, one inside) is the `nondeterministic` finding naming where;
+// each layout fault is an input_error starting with the file's name and naming the tensor or field.
+#include "probe_outputs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "probe_file.hpp"
+#include "ropecheck/judge/classes.hpp"
+#include "ropecheck/judge/probe.hpp"
+#include "ropecheck/presets.hpp"
+#include "tensor_write.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace ropecheck;
+using audit::tensor_out;
+using judge::call_form;
+
+constexpr int kHeads = 3;  // not 2: a head index is then not a coordinate's parity
+
+const judge::probe_set& probe() {
+  static const judge::probe_set p = judge::make_probe(*find_preset("llama3-8b"), 20240601, kHeads);
+  return p;
+}
+
+tensor_out& named(std::vector<tensor_out>& t, const std::string& name) {
+  const auto it = std::find_if(t.begin(), t.end(), [&](const tensor_out& x) { return x.name == name; });
+  if (it == t.end()) throw std::logic_error("no tensor " + name);
+  return *it;
+}
+
+void drop(std::vector<tensor_out>& t, const std::string& name) {
+  (void)named(t, name);
+  std::erase_if(t, [&](const tensor_out& x) { return x.name == name; });
+}
+
+// The outputs file of a kernel returning its input, as the Python door writes it.
+std::vector<tensor_out> identity_outputs(plugin::dtype dt = plugin::dtype::f32) {
+  std::vector<tensor_out> t = probe::probe_tensors(probe(), dt);
+  const tensor_out x = named(t, "x");
+  for (const char* y : {"prefill.y", "prefill.y_again", "decode.y"}) t.push_back({y, x.type, x.shape, x.bytes});
+  return t;
+}
+
+std::map<std::string, std::string> outputs_metadata(const std::string& version = "1") {
+  return {{"ropecheck_probe", "1"}, {"ropecheck_probe_outputs", version}, {"kernel", "identity"}, {"dtype", "float32"}};
+}
+
+class ProbeOutputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ropecheck_probe_outputs_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::vector<tensor_out>& t, const std::map<std::string, std::string>& meta = outputs_metadata()) {
+    const fs::path f = dir_ / "outputs.safetensors";
+    audit::write_safetensors(f, t, meta);
+    return f;
+  }
+
+  // read_probe_outputs rejects the file with an input_error "<file>: ..." containing every one of `words`.
+  void expect_rejected(const fs::path& f, std::initializer_list<std::string> words) {
+    try {
+      (void)audit::read_probe_outputs(f);
+      ADD_FAILURE() << "read; expected a rejection naming " << *words.begin();
+    } catch (const audit::input_error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(f.string() + ": ", 0), 0u) << what;
+      for (const auto& w : words) EXPECT_NE(what.find(w), std::string::npos) << "'" << w << "' not in: " << what;
+    }
+  }
+
+  // The finding for prefill.y_again differing from prefill.y in element e only (its last byte changed:
+  // for a little-endian f32 the sign bit, so the two differ in sign alone, or its first: the lowest
+  // mantissa bit).
+  std::optional<judge::finding> differing_at(std::size_t e, bool last_byte) {
+    auto t = identity_outputs();
+    auto& again = named(t, "prefill.y_again");
+    const std::size_t b = e * 4 + (last_byte ? 3 : 0);
+    again.bytes[b] ^= last_byte ? 0x80 : 0x01;
+    return audit::read_probe_outputs(write(t)).nondeterministic;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ProbeOutputs, a_valid_file_reads_with_both_forms_and_its_metadata) {
+  const fs::path f = write(identity_outputs());
+  EXPECT_TRUE(audit::is_probe_outputs(f));
+  const auto c = audit::read_probe_outputs(f);
+  EXPECT_EQ(c.forms, (std::vector<call_form>{call_form::prefill, call_form::decode}));
+  EXPECT_FALSE(c.nondeterministic) << c.nondeterministic->sentence;
+  EXPECT_EQ(c.metadata, outputs_metadata());
+}
+
+// The forms are those whose y is present, prefill first whatever the order of the file's tensors.
+TEST_F(ProbeOutputs, the_forms_are_those_whose_y_is_present) {
+  auto decode_only = identity_outputs();
+  drop(decode_only, "prefill.y");
+  drop(decode_only, "prefill.y_again");
+  EXPECT_EQ(audit::read_probe_outputs(write(decode_only)).forms, std::vector<call_form>{call_form::decode});
+  auto prefill_only = identity_outputs();
+  drop(prefill_only, "decode.y");
+  EXPECT_EQ(audit::read_probe_outputs(write(prefill_only)).forms, std::vector<call_form>{call_form::prefill});
+  auto reversed = identity_outputs();
+  std::reverse(reversed.begin(), reversed.end());
+  EXPECT_EQ(audit::read_probe_outputs(write(reversed)).forms, (std::vector<call_form>{call_form::prefill, call_form::decode}));
+}
+
+TEST_F(ProbeOutputs, prefill_y_again_differing_in_the_first_element_is_nondeterministic) {
+  const auto f = differing_at(0, false);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bug_class, judge::classes::nondeterministic);
+  EXPECT_NE(f->sentence.find("1 of " + std::to_string(probe().x.size()) + " values differ, first at token 0 (position " +
+                            std::to_string(probe().positions[0]) + ") head 0 coordinate 0"), std::string::npos) << f->sentence;
+}
+
+TEST_F(ProbeOutputs, prefill_y_again_differing_in_the_last_element_only_by_its_sign_is_nondeterministic) {
+  const auto& p = probe();
+  const auto f = differing_at(p.x.size() - 1, true);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->bug_class, judge::classes::nondeterministic);
+  const std::string where = "first at token " + std::to_string(p.tokens() - 1) + " (position " +
+                            std::to_string(p.positions.back()) + ") head " + std::to_string(kHeads - 1) + " coordinate " +
+                            std::to_string(p.head_dim - 1);
+  EXPECT_NE(f->sentence.find(where), std::string::npos) << f->sentence;
+}
+
+// An element inside: token 3, head 1, coordinate 6 of [T][H][D] is flat index (3 H + 1) D + 6.
+TEST_F(ProbeOutputs, the_nondeterministic_finding_names_the_token_head_and_coordinate_that_differ) {
+  const auto& p = probe();
+  const auto f = differing_at(static_cast<std::size_t>((3 * kHeads + 1) * p.head_dim + 6), false);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->sentence.find("first at token 3 (position " + std::to_string(p.positions[3]) + ") head 1 coordinate 6"),
+            std::string::npos) << f->sentence;
+}
+
+TEST_F(ProbeOutputs, decode_y_differing_from_prefill_y_is_not_nondeterministic) {
+  auto t = identity_outputs();
+  named(t, "decode.y").bytes[0] ^= 0x01;  // the forms may differ (that is the judge's business)
+  EXPECT_FALSE(audit::read_probe_outputs(write(t)).nondeterministic);
+}
+
+// prefill.y_again is "the plan applied a second time" beside prefill.y (the header's layout, and the
+// Python door always writes it): without it the repeat check would silently not be made.
+TEST_F(ProbeOutputs, prefill_y_without_prefill_y_again_is_an_input_error_naming_it) {
+  auto t = identity_outputs();
+  drop(t, "prefill.y_again");
+  expect_rejected(write(t), {"prefill.y_again"});
+}
+
+TEST_F(ProbeOutputs, prefill_y_again_without_prefill_y_is_an_input_error_naming_both) {
+  auto t = identity_outputs();
+  drop(t, "prefill.y");
+  expect_rejected(write(t), {"prefill.y_again", "prefill.y"});
+}
+
+TEST_F(ProbeOutputs, prefill_y_again_not_shaped_or_typed_as_prefill_y_is_an_input_error_naming_it) {
+  const auto& p = probe();
+  auto shaped = identity_outputs();
+  named(shaped, "prefill.y_again").shape = {p.tokens(), p.head_dim, kHeads};  // the same bytes, transposed
+  expect_rejected(write(shaped), {"prefill.y_again"});
+  auto typed = identity_outputs();
+  auto& again = named(typed, "prefill.y_again");
+  again.type = audit::dtype::f64;
+  again.bytes.resize(again.bytes.size() * 2);
+  expect_rejected(write(typed), {"prefill.y_again"});
+}
+
+// The same bytes under another shape, and one token short, in either form.
+TEST_F(ProbeOutputs, a_y_not_shaped_as_x_is_an_input_error_naming_it_and_both_shapes) {
+  const auto& p = probe();
+  const std::string h = std::to_string(kHeads), x_shape = "[" + std::to_string(p.tokens()) + ", " + h + ", 128]";
+  for (const char* y : {"prefill.y", "decode.y"}) {
+    SCOPED_TRACE(y);
+    auto transposed = identity_outputs();
+    named(transposed, y).shape = {p.tokens(), p.head_dim, kHeads};
+    if (std::string(y) == "prefill.y") named(transposed, "prefill.y_again").shape = {p.tokens(), p.head_dim, kHeads};
+    expect_rejected(write(transposed), {std::string(y) + " is F32 [" + std::to_string(p.tokens()) + ", 128, " + h + "]", x_shape});
+    auto short_one = identity_outputs();
+    for (auto& t : short_one)
+      if (t.name == y || (std::string(y) == "prefill.y" && t.name == "prefill.y_again")) {
+        t.shape[0] -= 1;
+        t.bytes.resize(t.bytes.size() - static_cast<std::size_t>(kHeads * p.head_dim) * 4);
+      }
+    expect_rejected(write(short_one), {std::string(y) + " is F32 [" + std::to_string(p.tokens() - 1) + ", " + h + ", 128]"});
+  }
+}
+
+// x float16 and y bfloat16: the same element size and shape, another dtype.
+TEST_F(ProbeOutputs, a_y_of_another_dtype_than_x_is_an_input_error_naming_it) {
+  auto t = identity_outputs(plugin::dtype::f16);
+  for (const char* y : {"prefill.y", "prefill.y_again"}) named(t, y).type = audit::dtype::bf16;
+  expect_rejected(write(t), {"prefill.y is BF16", "x is F16"});
+  auto d = identity_outputs(plugin::dtype::f16);
+  auto& dy = named(d, "decode.y");
+  dy.type = audit::dtype::f32;
+  dy.bytes.resize(dy.bytes.size() * 2);
+  expect_rejected(write(d), {"decode.y is F32", "x is F16"});
+}
+
+TEST_F(ProbeOutputs, each_missing_probe_tensor_is_an_input_error_naming_it) {
+  for (const char* name : {"positions", "x", "prefill.calls", "prefill.positions", "prefill.token", "prefill.keep",
+                           "decode.calls", "decode.positions", "decode.token", "decode.keep"}) {
+    SCOPED_TRACE(name);
+    auto t = identity_outputs();
+    drop(t, name);
+    expect_rejected(write(t), {"no tensor '" + std::string(name) + "'"});
+  }
+}
+
+TEST_F(ProbeOutputs, no_y_at_all_is_an_input_error) {
+  auto t = identity_outputs();
+  for (const char* y : {"prefill.y", "prefill.y_again", "decode.y"}) drop(t, y);
+  expect_rejected(write(t), {"neither prefill.y nor decode.y"});
+}
+
+// Without the metadata key the file is not an outputs file (the dump reader then says what it lacks);
+// read anyway, the reader names the field.
+TEST_F(ProbeOutputs, without_ropecheck_probe_outputs_metadata_a_file_is_not_an_outputs_file) {
+  auto meta = outputs_metadata();
+  meta.erase("ropecheck_probe_outputs");
+  const fs::path f = write(identity_outputs(), meta);
+  EXPECT_FALSE(audit::is_probe_outputs(f));
+  expect_rejected(f, {"ropecheck_probe_outputs"});
+}
+
+// Another version says it is an outputs file, so the reader is the one asked, and it names the field
+// and the version it found.
+TEST_F(ProbeOutputs, a_metadata_version_other_than_1_is_an_input_error_naming_field_and_version) {
+  for (const std::string v : {"2", "0", "", "1.0"}) {
+    SCOPED_TRACE(v);
+    const fs::path f = write(identity_outputs(), outputs_metadata(v));
+    EXPECT_TRUE(audit::is_probe_outputs(f));
+    expect_rejected(f, {"ropecheck_probe_outputs is \"" + v + "\""});
+  }
+}
+
+TEST_F(ProbeOutputs, is_probe_outputs_is_false_for_anything_but_an_outputs_file) {
+  EXPECT_FALSE(audit::is_probe_outputs(dir_ / "missing.safetensors"));
+  EXPECT_FALSE(audit::is_probe_outputs(dir_));
+  const fs::path junk = dir_ / "junk.safetensors";
+  std::ofstream(junk, std::ios::binary) << "not a safetensors file";
+  EXPECT_FALSE(audit::is_probe_outputs(junk));
+  // The probe file itself (before the door's outputs are added).
+  const fs::path probe_file = dir_ / "probe.safetensors";
+  audit::write_safetensors(probe_file, probe::probe_tensors(probe(), plugin::dtype::f32), {{"ropecheck_probe", "1"}});
+  EXPECT_FALSE(audit::is_probe_outputs(probe_file));
+}
+
+// merge: the door's call findings of a form before the judge's, a failing form first (judge::merge_forms).
+TEST(ProbeOutputsMerge, call_findings_come_before_the_judges_and_a_failing_form_first) {
+  audit::probe_outputs_report r;
+  audit::probe_form_report decode{call_form::decode, {}, {}, true};
+  decode.r.v.pass = true;
+  decode.r.v.findings.push_back({judge::classes::angle_drift_fp32, "drift", 0.5});
+  audit::probe_form_report prefill{call_form::prefill, {}, {{judge::classes::nondeterministic, "twice differ", 1.0}}, false};
+  prefill.r.v.pass = true;
+  prefill.r.v.findings.push_back({judge::classes::angle_drift_fp32, "drift", 0.5});
+  r.forms = {decode, prefill};
+  audit::merge(r);
+  EXPECT_FALSE(r.merged.passed);
+  ASSERT_EQ(r.merged.findings.size(), 2u);
+  EXPECT_EQ(r.merged.findings[0].bug_class, judge::classes::nondeterministic);
+  EXPECT_EQ(r.merged.findings[0].sentence, std::string(judge::call_form_phrase(call_form::prefill)) + ": twice differ");
+  EXPECT_EQ(r.merged.findings[1].sentence, "drift (both forms)");
+  EXPECT_EQ(r.merged.forms, (std::vector<std::string>{"prefill", "both"}));
+}
+
+}  // namespace
