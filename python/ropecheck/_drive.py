@@ -142,6 +142,20 @@ def _check_output(y, x: torch.Tensor, call: _Call) -> None:
             "writes: a kernel computing in a wider type returns y.to(x.dtype)")
 
 
+_INDEX_WORDS = ("out of bounds", "out of range", "device-side assert")
+
+
+def _index_hint(err: BaseException, pos: torch.Tensor) -> str:
+    """For an indexing failure (a cos/sin cache shorter than the probe's positions): how to say the kernel's limit."""
+    text = str(err).lower()
+    if not isinstance(err, IndexError) and not any(w in text for w in _INDEX_WORDS):
+        return ""
+    hi = int(pos.max()) if pos.numel() else 0
+    return (f"\n  if the kernel holds positions 0..N-1 only (a cos/sin cache of N rows; this call asked up to {hi}), "
+            "say so: check(..., max_position=N - 1) keeps the probe within it, and the verdict names the positions "
+            "it left out")
+
+
 def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int) -> torch.Tensor:
     s, e = plan.calls[c], plan.calls[c + 1]
     xin = x_dev.index_select(0, plan.token[s:e])
@@ -157,7 +171,8 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int)
         if len(lines) > 12:
             lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
         text = "\n    ".join(lines)
-        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}") from None
+        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}"
+                          f"{_index_hint(err, pos_before)}") from None
     for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
         if not torch.equal(now, before):
             fix = ("if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it a copy"

@@ -87,6 +87,32 @@ def test_kernel_raises(llama_config, tmp_path):
     assert where in msg, f"KernelError does not name the user's line {where}:\n{msg}"
 
 
+def _cached_rope(rows):
+    """A kernel whose cos/sin cache holds positions 0..rows-1 (as vLLM's cos_sin_cache and flash-attn's tables do):
+    a position past it is an IndexError from torch's indexing."""
+    inv_freq = 1.0 / (500000.0 ** (torch.arange(0, 128, 2).float() / 128))
+    table = torch.outer(torch.arange(rows).float(), inv_freq)  # [rows, 64] fp32, as plain_style forms the angles
+    cos_cache, sin_cache = table.cos(), table.sin()
+
+    def cached(x, positions):
+        cos, sin = cos_cache[positions][:, None, :], sin_cache[positions][:, None, :]
+        x1, x2 = x[..., :64].float(), x[..., 64:].float()
+        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).to(x.dtype)
+
+    return cached
+
+
+def test_a_cache_too_short_says_how_to_declare_max_position(llama_config, tmp_path):
+    with pytest.raises(rc.KernelError) as ei:
+        _check(_cached_rope(8192), llama_config, tmp_path)
+    assert_clean(ei, rc.KernelError, "IndexError", "max_position=N - 1", "asked up to 8192")
+    # Declared, the probe stays within the cache (8191 is its last row: the boundary is asked, 8192 is not) and
+    # the verdict's note names what was left out and where the limit came from.
+    v = _check(_cached_rope(8192), llama_config, tmp_path / "declared", max_position=8191)
+    assert v.passed, str(v)
+    assert any("were not asked: past the kernel's max_position 8191" in n and "max_position=" in n for n in v.notes), v.notes
+
+
 def test_nan_is_a_failing_verdict(llama_config, tmp_path):
     def nan_out(x, positions):
         y = plain_style.rope(x, positions)

@@ -29,7 +29,8 @@ std::vector<std::vector<std::int64_t>> vision_rows(int rows) {
 
 }  // namespace
 
-limited_probe limit_probe(const judge::probe_set& probe, const rope_config& declared, const plugin::kernel_limits& l) {
+limited_probe limit_probe(const judge::probe_set& probe, const rope_config& declared, const plugin::kernel_limits& l,
+                          std::string_view declared_by) {
   const int rows = declared.position_rows();
   const std::size_t per_token = static_cast<std::size_t>(probe.heads) * static_cast<std::size_t>(probe.head_dim);
   // Every token of the full probe: its rows and where its x comes from.
@@ -74,11 +75,11 @@ limited_probe limit_probe(const judge::probe_set& probe, const rope_config& decl
   if (rows > 1)
     for (const auto& row : kept) out.set.position_rows.insert(out.set.position_rows.end(), row.begin(), row.end());
   std::sort(out.skipped.begin(), out.skipped.end());
-  out.note = skipped_note(out.skipped, l.max_position);
+  out.note = skipped_note(out.skipped, l.max_position, declared_by);
   return out;
 }
 
-std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position) {
+std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position, std::string_view declared_by) {
   if (skipped.empty()) return {};
   std::string ranges;
   for (std::size_t i = 0; i < skipped.size();) {
@@ -90,7 +91,7 @@ std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t 
   }
   return "probe positions " + ranges + " (" + std::to_string(skipped.size()) +
          " tokens) were not asked: past the kernel's max_position " + std::to_string(max_position) +
-         " (ropecheck_convention.max_position); the verdict covers positions 0.." + std::to_string(max_position) + " only";
+         " (" + std::string(declared_by) + "); the verdict covers positions 0.." + std::to_string(max_position) + " only";
 }
 
 std::optional<std::string> property_skip(std::string_view property, const plugin::kernel_limits& l) {

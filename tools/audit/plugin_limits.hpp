@@ -37,12 +37,16 @@ struct limited_probe {
 //     gets st + row + column (a probe choice: any pattern unlike the other rows tells the rows apart).
 //     Text tokens have every row equal. Their inputs come from make_probe with another seed.
 //   * max_position > 0: every token with a position (any row) past it is dropped (probe_for's rule).
+// declared_by: where the kernel said its max_position, as the note names it (the plugin's field by default).
 [[nodiscard]] limited_probe limit_probe(const judge::probe_set& probe, const rope_config& declared,
-                                        const plugin::kernel_limits& l);
+                                        const plugin::kernel_limits& l,
+                                        std::string_view declared_by = "ropecheck_convention.max_position");
 
 // "positions 65536..16777224 (12 of the probe's) were not asked: past the kernel's max_position 8191
-// (ropecheck_convention.max_position)": skipped listed as ranges of consecutive probe positions.
-[[nodiscard]] std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position);
+// (ropecheck_convention.max_position)": skipped listed as ranges of consecutive probe positions; the
+// parenthesis is declared_by.
+[[nodiscard]] std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position,
+                                       std::string_view declared_by = "ropecheck_convention.max_position");
 
 // Why `property` is not run on a kernel with limits `l` (nullopt: it runs): the inverse property
 // when R(p)^T cannot be asked (neither supports_inverse nor negative_positions), as the conformance

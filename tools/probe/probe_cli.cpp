@@ -63,7 +63,8 @@ int probe_command::run(const std::string& command) {
     if (max_position_ > 0 && max_position_ < judge::max_prefill_tokens - 1)
       throw std::invalid_argument("--max-position " + std::to_string(max_position_) + " is below the probe's dense positions 0.." +
                                   std::to_string(judge::max_prefill_tokens - 1) + ": a kernel that cannot take those cannot be judged");
-    const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads_), claimed, limits);
+    const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads_), claimed, limits,
+                                                                  "--max-position; in Python check(max_position=) or the adapter's");
     if (!probe.note.empty()) notes.push_back(probe.note);
     const judge::probe_set& p = probe.set;
     std::map<std::string, std::string> meta{
