@@ -318,14 +318,31 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
     const double read = std::chrono::duration<double>(clock::now() - t0).count();
     audit::probe_form_report f{form, {}, {}, false};
-    try {
-      f.r = audit_loaded(std::move(in), read, af, cf, command);
-    } catch (const usage_error& e) {
-      throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
-    }
+    const auto judged = [&](audit::loaded_dump dump, const audit_flags& flags) {
+      try {
+        return audit_loaded(std::move(dump), read, flags, cf, command);
+      } catch (const usage_error& e) {
+        throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
+      }
+    };
+    f.r = judged(std::move(in), af);
     if (pr.forms.empty() && judge::convention_line(f.r.claimed) != probed)
       throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" +
                         judge::convention_line(f.r.claimed) + "\": " + give);
+    // A claim whose frequencies depend on the sequence length (LongRoPE, dynamic NTK) is judged call by call's
+    // length, as the kernel saw it: one form's calls have many (a dump of one call has one). --seq-len overrides.
+    const std::vector<audit::seq_len_group> groups =
+        af.seq_len > 0 ? std::vector<audit::seq_len_group>{} : audit::seq_len_groups(f.r.claimed, contents.call_seq_len.at(form));
+    if (!groups.empty()) {
+      const audit::loaded_dump whole = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
+      std::vector<audit::audit_report> parts;
+      for (const audit::seq_len_group& g : groups) {
+        audit_flags at = af;
+        at.seq_len = g.seq_len;
+        parts.push_back(judged(audit::subset_tokens(whole, g.tokens), at));
+      }
+      f.r = audit::combine_groups(groups, std::move(parts));
+    }
     if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
     f.passed = f.call_findings.empty() && f.r.v.pass;
     pr.forms.push_back(std::move(f));

@@ -20,6 +20,7 @@
 
 #include <unistd.h>
 
+#include "audit_input.hpp"
 #include "probe_file.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/probe.hpp"
@@ -286,6 +287,121 @@ TEST(ProbeOutputsMerge, call_findings_come_before_the_judges_and_a_failing_form_
   EXPECT_EQ(r.merged.findings[0].sentence, std::string(judge::call_form_phrase(call_form::prefill)) + ": twice differ");
   EXPECT_EQ(r.merged.findings[1].sentence, "drift (both forms)");
   EXPECT_EQ(r.merged.forms, (std::vector<std::string>{"prefill", "both"}));
+}
+
+// --- Rules that depend on each call's sequence length (seq_len_groups, combine_groups, call_seq_len) ---
+
+rope_config longrope() {
+  rope_config c;
+  c.head_dim = c.rotary_dim = 8;
+  c.scaling = scaling_kind::longrope;
+  c.short_factor = {1, 1, 1, 1};
+  c.long_factor = {1, 2, 4, 8};
+  c.original_max_position_embeddings = 4096;
+  c.max_position_embeddings = 131072;
+  return c;
+}
+
+std::vector<std::vector<std::size_t>> tokens_of(const std::vector<audit::seq_len_group>& g) {
+  std::vector<std::vector<std::size_t>> out;
+  for (const auto& x : g) out.push_back(x.tokens);
+  return out;
+}
+
+// transformers: long factors iff seq_len > original_max_position_embeddings: 4096 is short, 4097 long.
+TEST(SeqLenGroups, longrope_switches_to_the_long_factors_above_the_trained_length) {
+  const auto g = audit::seq_len_groups(longrope(), {4096, 4097, 1, 100000});
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(tokens_of(g), (std::vector<std::vector<std::size_t>>{{0, 2}, {1, 3}}));
+  EXPECT_EQ(g[0].min_seq_len, 1);
+  EXPECT_EQ(g[0].seq_len, 4096);
+  EXPECT_EQ(g[1].min_seq_len, 4097);
+  EXPECT_EQ(g[1].seq_len, 100000);
+}
+
+TEST(SeqLenGroups, rules_that_do_not_depend_on_the_length_give_no_groups) {
+  rope_config same = longrope();
+  same.long_factor = same.short_factor;  // --engine vllm's LongRoPE: one list
+  EXPECT_TRUE(audit::seq_len_groups(same, {1, 5000}).empty());
+  EXPECT_TRUE(audit::seq_len_groups(*find_preset("llama3-8b"), {1, 200000}).empty());
+}
+
+// Dynamic NTK: the base is rope_theta's up to max_position_embeddings (4096 included) and grows with every
+// length above it, so each such length is its own group.
+TEST(SeqLenGroups, dynamic_ntk_groups_every_length_above_max_position_embeddings) {
+  rope_config c;
+  c.head_dim = c.rotary_dim = 8;
+  c.scaling = scaling_kind::dynamic_ntk;
+  c.factor = 2;
+  c.max_position_embeddings = 4096;
+  const auto g = audit::seq_len_groups(c, {4096, 4097, 5000, 4097, 1});
+  EXPECT_EQ(tokens_of(g), (std::vector<std::vector<std::size_t>>{{0, 4}, {1, 3}, {2}}));
+  EXPECT_EQ(g[1].seq_len, 4097);
+  EXPECT_EQ(g[2].seq_len, 5000);
+}
+
+TEST(CombineGroups, passes_iff_every_group_does_with_the_failing_groups_findings_first) {
+  audit::seq_len_group a{4096, 1, {0, 1}}, b{16777225, 4097, {2}};
+  audit::audit_report ra, rb;
+  ra.v.pass = true;
+  ra.v.findings = {{judge::classes::angle_drift_fp32, "drift", 0.5}};
+  rb.v.pass = false;
+  rb.v.findings = {{judge::classes::scaling_wrong, "wrong factors", 0.9}};
+  rb.tokens = 1;
+  const audit::audit_report r = audit::combine_groups({a, b}, {ra, rb});
+  EXPECT_FALSE(r.v.pass);
+  ASSERT_EQ(r.v.findings.size(), 2u);
+  EXPECT_EQ(r.v.findings[0].bug_class, judge::classes::scaling_wrong);
+  EXPECT_EQ(r.v.findings[0].sentence, "calls of sequence length 4097..16777225 (1 tokens): wrong factors");
+  EXPECT_EQ(r.v.findings[1].sentence, "calls of sequence length 1..4096 (2 tokens): drift");
+  EXPECT_EQ(r.tokens, 1);  // the figures are the failing group's
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("judged in 2 groups"), std::string::npos) << r.notes.back();
+  ra.v.findings.clear();
+  rb.v.pass = true;
+  rb.v.findings.clear();
+  EXPECT_TRUE(audit::combine_groups({a, b}, {ra, rb}).v.pass);
+  EXPECT_THROW((void)audit::combine_groups({a, b}, {ra}), std::logic_error);
+}
+
+// call_seq_len: each probe token gets its call's largest position + 1 (the plan's, judge::plan_calls).
+TEST_F(ProbeOutputs, each_token_has_the_sequence_length_of_the_call_that_kept_it) {
+  const auto c = audit::read_probe_outputs(write(identity_outputs()));
+  for (const auto form : {call_form::prefill, call_form::decode}) {
+    const std::vector<std::int64_t>& seq = c.call_seq_len.at(form);
+    ASSERT_EQ(seq.size(), probe().positions.size());
+    for (const judge::probe_call& call : judge::plan_calls(probe(), form)) {
+      const std::int64_t top = *std::max_element(call.positions.begin(), call.positions.end());
+      for (int t = call.first; t < call.first + call.count; ++t)
+        EXPECT_EQ(seq[static_cast<std::size_t>(t)], top + 1) << judge::to_string(form) << " token " << t;
+    }
+  }
+}
+
+TEST_F(ProbeOutputs, a_plan_keeping_a_token_twice_is_an_input_error) {
+  auto t = identity_outputs();
+  auto& token = named(t, "decode.token");
+  token.bytes[8] = token.bytes[0];  // entry 1 keeps entry 0's token (little-endian I64, tokens below 256)
+  expect_rejected(write(t), {"decode.token", "kept twice"});
+}
+
+// subset_tokens: the chosen tokens' positions and values, in the order given.
+TEST_F(ProbeOutputs, a_subset_of_tokens_keeps_their_positions_and_values) {
+  const fs::path f = write(identity_outputs());
+  const audit::loaded_dump whole = audit::load_dump(f, {}, "decode.y");
+  const audit::loaded_dump part = audit::subset_tokens(whole, {5, 0, 7});
+  ASSERT_EQ(part.d.tokens, 3);
+  const std::vector<std::size_t> from{5, 0, 7};
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    EXPECT_EQ(part.d.positions[k], whole.d.positions[from[k]]);
+    for (int h = 0; h < whole.d.heads; ++h)
+      for (int j = 0; j < whole.d.head_dim; ++j) {
+        const auto t = static_cast<std::int64_t>(from[k]);
+        EXPECT_EQ(part.d.x_at(static_cast<std::int64_t>(k), h, j), whole.d.x_at(t, h, j));
+        EXPECT_EQ(part.d.y_at(static_cast<std::int64_t>(k), h, j), whole.d.y_at(t, h, j));
+      }
+  }
+  EXPECT_THROW((void)audit::subset_tokens(whole, {static_cast<std::size_t>(whole.d.tokens)}), std::out_of_range);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include <sys/mman.h>
 
@@ -338,6 +340,56 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
         (y_tensor == "y" || (name.rfind("prefill.", 0) != 0 && name.rfind("decode.", 0) != 0)))
       out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
   out.files = std::move(mapped.files);  // the mappings move, the bytes the view reads do not
+  return out;
+}
+
+loaded_dump subset_tokens(const loaded_dump& in, const std::vector<std::size_t>& tokens) {
+  const judge::dump_view& d = in.d;
+  const auto width = [](judge::storage t) -> std::size_t {
+    switch (t) {
+      case judge::storage::f32: return 4;
+      case judge::storage::bf16:
+      case judge::storage::f16: return 2;
+      case judge::storage::f64: break;
+    }
+    return 8;
+  };
+  const std::size_t n = tokens.size(), all = in.positions.size(), rows = all ? in.position_rows.size() / all : 0;
+  const auto dim = static_cast<std::size_t>(d.head_dim);
+  loaded_dump out;
+  out.source = in.source;
+  out.format = in.format;
+  out.x_dtype = in.x_dtype;
+  out.notes = in.notes;
+  out.metadata = in.metadata;
+  out.positions.reserve(n);
+  out.position_rows.resize(rows * n);
+  std::vector<unsigned char> x(n * static_cast<std::size_t>(d.heads) * dim * width(d.x.type)),
+      y(n * static_cast<std::size_t>(d.heads) * dim * width(d.y.type));
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t t = tokens[k];
+    if (t >= static_cast<std::size_t>(d.tokens)) throw std::out_of_range("subset_tokens: token index past the dump's");
+    out.positions.push_back(in.positions[t]);
+    for (std::size_t r = 0; r < rows; ++r) out.position_rows[r * n + k] = in.position_rows[r * all + t];
+    for (int h = 0; h < d.heads; ++h) {
+      const std::size_t from = d.layout.offset(static_cast<std::int64_t>(t), h);
+      const std::size_t to = (k * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(h)) * dim;
+      std::memcpy(x.data() + to * width(d.x.type), static_cast<const unsigned char*>(d.x.data) + from * width(d.x.type),
+                  dim * width(d.x.type));
+      std::memcpy(y.data() + to * width(d.y.type), static_cast<const unsigned char*>(d.y.data) + from * width(d.y.type),
+                  dim * width(d.y.type));
+    }
+  }
+  out.owned.push_back(std::move(x));
+  out.owned.push_back(std::move(y));
+  out.d = d;
+  out.d.done_with = {};
+  out.d.tokens = static_cast<int>(n);
+  out.d.positions = out.positions;
+  out.d.position_rows = out.position_rows;
+  out.d.x.data = out.owned[0].data();
+  out.d.y.data = out.owned[1].data();
+  out.d.layout = judge::dump_layout::token_major(d.heads, d.head_dim);
   return out;
 }
 

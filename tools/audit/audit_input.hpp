@@ -48,6 +48,7 @@ struct loaded_dump {
   // What the dump says about itself: a safetensors file's __metadata__, an .npy directory's
   // ropecheck.json "metadata" ({} when absent).
   std::map<std::string, std::string> metadata;
+  std::vector<std::vector<unsigned char>> owned;  // bytes d.x and d.y read when they are not in files (subset_tokens)
 
   loaded_dump() = default;
   loaded_dump(const loaded_dump&) = delete;
@@ -63,6 +64,11 @@ struct loaded_dump {
 [[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
                                     const std::optional<std::string>& declared_dtype = {},
                                     const std::string& y_tensor = "y");
+
+// The dump of some of in's tokens (in the order given; each an index below in.d.tokens): their
+// positions, rows, x and y copied (token-major), the rest as in's (its caches dropped). For a door
+// that judges groups of tokens apart (the outputs of the probe's calls, by each call's sequence length).
+[[nodiscard]] loaded_dump subset_tokens(const loaded_dump& in, const std::vector<std::size_t>& tokens);
 
 // The dtype names the audit uses ("float32", "bfloat16", "float16", "float64"; integer types by
 // their safetensors names).

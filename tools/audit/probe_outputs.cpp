@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "markup.hpp"
 #include "ropecheck/judge/classes.hpp"
@@ -17,6 +18,46 @@ namespace {
 
 nlohmann::json finding_json(const judge::finding& f) {
   return {{"bug_class", f.bug_class}, {"sentence", f.sentence}, {"confidence", f.confidence}};
+}
+
+// Per probe token, the sequence length of the call that kept it: the largest position of the call's entries
+// (every row, as transformers' dynamic_rope_update takes torch.max(position_ids)) + 1. The plan must keep
+// every token exactly once, as probe_file.hpp writes it.
+std::vector<std::int64_t> call_sequence_lengths(const std::filesystem::path& file, const std::string& f,
+                                                const mapped_tensors& m, std::size_t tokens) {
+  const auto ints = [&](const std::string& name) {
+    const tensor t = decode(m.tensors.at(name));
+    if (t.type != dtype::i64) throw input_error(file, name + " is " + std::string(dtype_name(t.type)) + ", not I64");
+    std::vector<std::int64_t> v;
+    v.reserve(t.values.size());
+    for (const double d : t.values) v.push_back(static_cast<std::int64_t>(d));
+    return v;
+  };
+  const std::vector<std::int64_t> calls = ints(f + ".calls"), pos = ints(f + ".positions"), token = ints(f + ".token"),
+                                  keep = ints(f + ".keep");
+  const std::size_t n = token.size();
+  if (keep.size() != n || n == 0 || pos.size() % n != 0 || calls.empty() || calls.front() != 0 ||
+      calls.back() != static_cast<std::int64_t>(n) || !std::is_sorted(calls.begin(), calls.end()))
+    throw input_error(file, f + ".calls, .positions, .token and .keep do not form a plan (calls from 0 to the " +
+                                std::to_string(n) + " entries, one position per entry and row): rewrite it with `ropecheck probe`");
+  const std::size_t rows = pos.size() / n;
+  std::vector<std::int64_t> seq(tokens, -1);
+  for (std::size_t c = 0; c + 1 < calls.size(); ++c) {
+    const auto b = static_cast<std::size_t>(calls[c]), e = static_cast<std::size_t>(calls[c + 1]);
+    std::int64_t top = 0;
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = b; j < e; ++j) top = std::max(top, pos[r * n + j]);
+    for (std::size_t j = b; j < e; ++j) {
+      if (keep[j] == 0) continue;
+      if (token[j] < 0 || static_cast<std::size_t>(token[j]) >= tokens || seq[static_cast<std::size_t>(token[j])] >= 0)
+        throw input_error(file, f + ".token: entry " + std::to_string(j) + " keeps probe token " + std::to_string(token[j]) +
+                                    ", which is out of range or kept twice (the plan keeps every token once)");
+      seq[static_cast<std::size_t>(token[j])] = top + 1;
+    }
+  }
+  if (std::find(seq.begin(), seq.end(), -1) != seq.end())
+    throw input_error(file, f + ".keep: some probe token is kept by no call (the plan keeps every token once)");
+  return seq;
 }
 
 }  // namespace
@@ -60,6 +101,7 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
                                   " but x is " + std::string(dtype_name(x.type)) + " " + shape_string(x.shape) +
                                   ": the outputs must have the inputs' shape and dtype");
     out.forms.push_back(form);
+    out.call_seq_len[form] = call_sequence_lengths(file, f, m, static_cast<std::size_t>(x.shape[0]));
   }
   if (out.forms.empty())
     throw input_error(file, "neither prefill.y nor decode.y is present: no outputs to judge");
@@ -81,6 +123,63 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
                                                       static_cast<int>(x.shape[2]), "prefill calls");
   }
   return out;
+}
+
+std::vector<seq_len_group> seq_len_groups(const rope_config& c, const std::vector<std::int64_t>& seq_len) {
+  const bool longrope = c.scaling == scaling_kind::longrope && c.short_factor != c.long_factor;
+  const bool dynamic = c.scaling == scaling_kind::dynamic_ntk;
+  if (!longrope && !dynamic) return {};
+  // The key: what the frequencies depend on (0 for the lengths at which the rule leaves them as at none).
+  const auto key = [&](std::int64_t s) -> std::int64_t {
+    if (longrope) return s > c.trained_length() ? 1 : 0;
+    return s > c.max_position_embeddings ? s : 0;
+  };
+  std::map<std::int64_t, seq_len_group> by_key;
+  for (std::size_t t = 0; t < seq_len.size(); ++t) {
+    seq_len_group& g = by_key[key(seq_len[t])];
+    if (g.tokens.empty()) g.min_seq_len = g.seq_len = seq_len[t];
+    g.seq_len = std::max(g.seq_len, seq_len[t]);
+    g.min_seq_len = std::min(g.min_seq_len, seq_len[t]);
+    g.tokens.push_back(t);
+  }
+  std::vector<seq_len_group> out;
+  for (auto& [k, g] : by_key) out.push_back(std::move(g));
+  return out;
+}
+
+audit_report combine_groups(const std::vector<seq_len_group>& groups, std::vector<audit_report> reports) {
+  if (groups.empty() || groups.size() != reports.size()) throw std::logic_error("combine_groups: one report per group");
+  const auto label = [&](std::size_t i) {
+    const seq_len_group& g = groups[i];
+    return "calls of sequence length " +
+           (g.min_seq_len == g.seq_len ? std::to_string(g.seq_len) : std::to_string(g.min_seq_len) + ".." + std::to_string(g.seq_len));
+  };
+  std::size_t pick = 0;
+  bool pass = true;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (!reports[i].v.pass && pass) pick = i;
+    if (pass && reports[i].v.pass && groups[i].tokens.size() > groups[pick].tokens.size()) pick = i;
+    pass = pass && reports[i].v.pass;
+  }
+  std::vector<judge::finding> findings;
+  for (const bool failing : {true, false})
+    for (std::size_t i = 0; i < reports.size(); ++i)
+      if (reports[i].v.pass != failing)
+        for (judge::finding f : reports[i].v.findings) {
+          f.sentence = label(i) + " (" + std::to_string(groups[i].tokens.size()) + " tokens): " + f.sentence;
+          findings.push_back(std::move(f));
+        }
+  std::string note = "judged in " + std::to_string(groups.size()) +
+                     " groups by each call's sequence length (its largest position + 1, as transformers' dynamic_rope_update "
+                     "derives it; the claim's frequencies depend on it):";
+  for (std::size_t i = 0; i < reports.size(); ++i)
+    note += std::string(i ? ";" : "") + " " + label(i) + ", " + std::to_string(groups[i].tokens.size()) + " tokens, " +
+            (reports[i].v.pass ? "pass" : "FAIL");
+  audit_report r = std::move(reports[pick]);
+  r.v.pass = pass;
+  r.v.findings = std::move(findings);
+  r.notes.push_back(note + (groups.size() > 1 ? "; the figures below are those of the " + label(pick) : std::string()));
+  return r;
 }
 
 void merge(probe_outputs_report& r) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "audit_output.hpp"
+#include "ropecheck/config.hpp"
 #include "ropecheck/judge/forms.hpp"
 
 namespace ropecheck::audit {
@@ -28,11 +29,29 @@ struct probe_outputs_contents {
   std::vector<judge::call_form> forms;           // the forms whose y is present, prefill first
   std::map<std::string, std::string> metadata;   // the file's __metadata__
   std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y
+  // Per form present, per probe token: the sequence length of the call that kept it (the call's largest
+  // position, every row, + 1: what transformers' dynamic_rope_update derives a call's length from).
+  std::map<judge::call_form, std::vector<std::int64_t>> call_seq_len;
 };
 
 // Checks the layout (positions, x [T, H, D], every form's plan tensors, each y in x's shape and dtype,
 // prefill.y and prefill.y_again together) and compares the two prefill passes. input_error naming the tensor otherwise.
 [[nodiscard]] probe_outputs_contents read_probe_outputs(const std::filesystem::path& file);
+
+// The probe tokens of one form whose calls give the claimed convention the same frequencies.
+struct seq_len_group {
+  std::int64_t seq_len = 0;            // judged at (the largest of its calls')
+  std::int64_t min_seq_len = 0;        // its calls' smallest
+  std::vector<std::size_t> tokens;     // probe token indices, ascending
+};
+
+// Groups of a form's tokens by the part of their call's sequence length the claim depends on: LongRoPE's
+// short or long factors (transformers switches above trained_length(), modeling_rope_utils.py
+// _compute_longrope_parameters, per call through dynamic_rope_update), dynamic NTK's base (a length
+// above max_position_embeddings raises it, _compute_dynamic_ntk_parameters). Empty when the claim's
+// frequencies do not depend on it (every other rule; LongRoPE with equal short and long factors, as
+// --engine vllm claims it). Ordered by seq_len.
+[[nodiscard]] std::vector<seq_len_group> seq_len_groups(const rope_config& claimed, const std::vector<std::int64_t>& seq_len);
 
 struct probe_form_report {
   judge::call_form form = judge::call_form::prefill;
@@ -47,6 +66,12 @@ struct probe_outputs_report {
   std::vector<probe_form_report> forms;
   judge::merged_forms merged;
 };
+
+// One form's report from its groups' audits (parallel to `groups`, each judged at its seq_len): passes
+// iff every group does; the findings are the groups' (failing groups first), each sentence prefixed
+// with its calls' sequence lengths; the figures those of the first failing group (else the largest);
+// a note lists every group and its verdict.
+[[nodiscard]] audit_report combine_groups(const std::vector<seq_len_group>& groups, std::vector<audit_report> reports);
 
 // Merges the forms' findings (judge::merge_forms) into r.merged.
 void merge(probe_outputs_report& r);
