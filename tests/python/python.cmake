@@ -46,4 +46,5 @@ ropecheck_python_test(bugs_named 120)      # each known bug named first
 ropecheck_python_test(doors_agree 120)     # check() = `ropecheck audit` of its file = the C++ plugin door
 ropecheck_python_test(bad_input 120)       # kernel and claim faults -> the package's errors
 ropecheck_python_test(pytest_plugin 120)   # the fixture, JUnit properties and skips, in a pytest subprocess
+ropecheck_python_test(seq_len_rules 180)   # LongRoPE and dynamic NTK judged per call's length
 ropecheck_python_test(install 120)         # pip install --no-build-isolation: the entry point gives the fixture
