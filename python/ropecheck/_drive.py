@@ -145,18 +145,23 @@ def _check_output(y, x: torch.Tensor, call: _Call) -> None:
 _INDEX_WORDS = ("out of bounds", "out of range", "device-side assert")
 
 
-def _index_hint(err: BaseException, pos: torch.Tensor) -> str:
-    """For an indexing failure (a cos/sin cache shorter than the probe's positions): how to say the kernel's limit."""
+def _index_hint(err: BaseException, pos: torch.Tensor, declared) -> str:
+    """For an indexing failure (a cos/sin cache shorter than the probe's positions): how to say the kernel's limit,
+    or, when one was declared and the call stayed within it, that the kernel indexed past it itself."""
     text = str(err).lower()
     if not isinstance(err, IndexError) and not any(w in text for w in _INDEX_WORDS):
         return ""
     hi = int(pos.max()) if pos.numel() else 0
+    if declared is not None and hi <= int(declared):
+        return (f"\n  the call's positions are within the declared max_position {int(declared)}: the kernel indexed "
+                "past its own table (a position it shifted itself, e.g. a decode offset, or a table shorter than "
+                "it says)")
     return (f"\n  if the kernel holds positions 0..N-1 only (a cos/sin cache of N rows; this call asked up to {hi}), "
             "say so: check(..., max_position=N - 1) keeps the probe within it, and the verdict names the positions "
             "it left out")
 
 
-def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int) -> torch.Tensor:
+def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int, declared=None) -> torch.Tensor:
     s, e = plan.calls[c], plan.calls[c + 1]
     xin = x_dev.index_select(0, plan.token[s:e])
     pos = plan.positions[..., s:e].clone()
@@ -172,7 +177,7 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int)
             lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
         text = "\n    ".join(lines)
         raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}"
-                          f"{_index_hint(err, pos_before)}") from None
+                          f"{_index_hint(err, pos_before, declared)}") from None
     for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
         if not torch.equal(now, before):
             fix = ("if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it a copy"
@@ -183,9 +188,9 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int)
     return y.detach().to(device=x_dev.device, copy=True)
 
 
-def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int) -> torch.Tensor:
+def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int, declared=None) -> torch.Tensor:
     """All calls of a plan; returns the kept outputs scattered to probe token order, [T, H, D] on the device."""
-    outs = [_call_once(fn, x_dev, plan, c, run) for c in range(plan.n_calls)]
+    outs = [_call_once(fn, x_dev, plan, c, run, declared) for c in range(plan.n_calls)]
     every = torch.cat(outs, dim=0)
     y = torch.empty_like(x_dev)
     y.index_copy_(0, plan.kept_tokens, every.index_select(0, plan.kept_entries))
@@ -216,6 +221,10 @@ def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device
     if x_t.dtype not in TORCH_DTYPES:
         raise RopecheckError(f"{probe_path}: x is {x_t.dtype}, not a kernel dtype")
     tokens = int(x_t.array.shape[0])
+    try:  # the kernel's declared last position (`ropecheck probe --max-position`; 0: none)
+        declared = int(meta.get("max_position", "0")) or None
+    except ValueError:
+        declared = None
     t0 = time.perf_counter()
     x_dev = to_torch(x_t).to(device)
     plans = [_Plan(f, tensors, tokens, device) for f in FORMS]
@@ -224,9 +233,9 @@ def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device
         for plan in plans:
             if plan.n_calls == 0:
                 continue
-            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0))
+            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0, declared))
             if plan.form == "prefill":
-                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1))
+                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1, declared))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0

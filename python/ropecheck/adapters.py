@@ -104,23 +104,28 @@ def hf(rotary_emb: Callable, apply_rotary_pos_emb: Callable, *, unsqueeze_dim: i
                  f"x as {layout} return new tensors and leave x alone (transformers' LlamaRotaryEmbedding convention)")
 
 
-def vllm(rotary_emb: Callable, *, which: str = "query") -> Callable:
+def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False) -> Callable:
     """vLLM's convention: `query, key = rotary_emb(positions, query, key)` (RotaryEmbedding.forward, a CustomOp).
 
     From vllm/model_executor/layers/rotary_embedding/base.py: forward_native(positions, query, key=None,
     offsets=None) flattens positions to [num_tokens], views query/key as [num_tokens, -1, head_size] and returns new
     (query, key); forward_cuda rotates query and key in place (ops.rotary_embedding) and returns them. The adapter
-    passes copies of x flattened to [T, H*D] as both query and key, uses the returned tensors when not None and the
-    rotated copies otherwise, and returns `which` ("query" or "key"). M-RoPE (MRotaryEmbedding) takes positions
-    [3, T] as given. max_position: rotary_emb.cos_sin_cache.shape[0] - 1 (cos_sin_cache [max_position, rotary_dim]).
+    passes copies of x flattened to [T, H*D] as both query and key (heads_axis=True: as [T, H, D], for classes whose
+    callers pass 3-D tensors, e.g. deepseek_scaling_rope.py DeepseekScalingRotaryEmbedding under the MLA attention
+    of models/deepseek_v2.py), uses the returned tensors when not None and the rotated copies otherwise, and returns
+    `which` ("query" or "key"). M-RoPE (MRotaryEmbedding) takes positions [3, T] as given. max_position:
+    cos_sin_cache.shape[0] - 1 (cos_sin_cache [max_position, rotary_dim]), else max_position_embeddings - 1 (the
+    attribute base.py keeps; Phi3LongRoPEScaledRotaryEmbedding keeps its cache as long_short_cos_sin_cache, its
+    short rows first, and takes positions up to max_position_embeddings - 1).
     """
     if which not in ("query", "key"):
         raise RopecheckError(f"vllm(..., which={which!r}): which is 'query' or 'key'")
 
     def call(x, positions):
         t, h, d = x.shape
-        query = x.reshape(t, h * d).clone()
-        key = x.reshape(t, h * d).clone()
+        shape = (t, h, d) if heads_axis else (t, h * d)
+        query = x.reshape(shape).clone()
+        key = x.reshape(shape).clone()
         out = rotary_emb(positions, query, key)
         if isinstance(out, (tuple, list)):
             got = out[0] if which == "query" else (out[1] if len(out) > 1 else None)
@@ -132,14 +137,21 @@ def vllm(rotary_emb: Callable, *, which: str = "query") -> Callable:
             raise KernelOutputError(f"the vLLM rotary embedding returned {type(got).__name__} for the {which}, "
                                     "expected a tensor (or None with the rotation done in place)")
         if got.numel() != x.numel():
+            hint = ("" if heads_axis else "; a class whose callers pass [num_tokens, num_heads, head_size] (DeepSeek's "
+                    "MLA rope) takes vllm(rotary_emb, heads_axis=True)")
             raise KernelOutputError(f"the vLLM rotary embedding returned a {which} of shape {list(got.shape)}, "
-                                    f"expected [{t}, {h * d}] ([num_tokens, num_heads * head_size])")
+                                    f"expected {list(shape)}{hint}")
         return got.reshape(t, h, d)
 
     cache = getattr(rotary_emb, "cos_sin_cache", None)
-    max_position = cache.shape[0] - 1 if isinstance(cache, torch.Tensor) and cache.dim() >= 1 else None
+    if isinstance(cache, torch.Tensor) and cache.dim() >= 1:
+        max_position = cache.shape[0] - 1
+    else:
+        limit = getattr(rotary_emb, "max_position_embeddings", None)
+        max_position = int(limit) - 1 if isinstance(limit, int) and limit > 0 else None
+    layout = "[T, H, D]" if heads_axis else "[T, H*D]"
     return _mark(call, "vllm", f"vllm({_name(rotary_emb)}, {which})",
-                 "rotary_emb(positions [T], query [T, H*D], key [T, H*D]) rotates copies of x (in place or returned); "
+                 f"rotary_emb(positions [T], query {layout}, key {layout}) rotates copies of x (in place or returned); "
                  "the caller's x is never handed over", max_position)
 
 

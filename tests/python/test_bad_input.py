@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import plain_style
+import vllm_style
 import ropecheck as rc
 
 PACKAGE = Path(rc.__file__).resolve().parent
@@ -111,6 +112,16 @@ def test_a_cache_too_short_says_how_to_declare_max_position(llama_config, tmp_pa
     v = _check(_cached_rope(8192), llama_config, tmp_path / "declared", max_position=8191)
     assert v.passed, str(v)
     assert any("were not asked: past the kernel's max_position 8191" in n and "max_position=" in n for n in v.notes), v.notes
+    # Declared, but the kernel reads past its own table (a decode offset): the hint says so, not "declare it".
+    table = _cached_rope(8192)
+
+    def shifted(x, positions):
+        return table(x, positions + 4096 if positions.numel() == 1 else positions)  # a decode offset gone wrong
+
+    with pytest.raises(rc.KernelError) as ei:
+        _check(shifted, llama_config, tmp_path / "shifted", max_position=8191)
+    msg = assert_clean(ei, rc.KernelError, "IndexError", "within the declared max_position 8191", "past its own table")
+    assert "max_position=N - 1" not in msg, msg
 
 
 def test_nan_is_a_failing_verdict(llama_config, tmp_path):
@@ -172,3 +183,34 @@ def test_assert_conforms_raises_assertion_with_the_verdict(llama_config, tmp_pat
                            dump_dir=tmp_path)
     assert not isinstance(ei.value, rc.RopecheckError)
     assert "[base_wrong]" in str(ei.value) and "ropecheck audit" in str(ei.value), str(ei.value)
+
+
+class _ThreeD:
+    """A vLLM rotary class whose callers pass [num_tokens, num_heads, head_size] (as DeepSeek's MLA attention does
+    for DeepseekScalingRotaryEmbedding) and which keeps its table under another name than cos_sin_cache (as
+    Phi3LongRoPEScaledRotaryEmbedding's long_short_cos_sin_cache): the vllm_style toy's rotation, asserting 3-D."""
+
+    def __init__(self, config):
+        self.inner = vllm_style.from_config(config, torch.float32)
+        self.max_position_embeddings = self.inner.max_position_embeddings
+        self.other_cache = self.inner.cos_sin_cache
+
+    def __call__(self, positions, query, key):
+        assert query.dim() == 3, f"this class takes [T, H, D], got {list(query.shape)}"
+        t, h, d = query.shape
+        q, k = self.inner(positions, query.reshape(t, h * d), key.reshape(t, h * d))
+        return q.reshape(t, h, d), k.reshape(t, h, d)
+
+
+def test_vllm_adapter_heads_axis_and_max_position_from_the_attribute(llama_config, tmp_path):
+    from conftest import LLAMA
+
+    module = _ThreeD(LLAMA)
+    flat = rc.adapters.vllm(module)
+    # No cos_sin_cache: the last position is max_position_embeddings - 1 (8191), what the table holds.
+    assert flat.ropecheck_max_position == LLAMA["max_position_embeddings"] - 1
+    with pytest.raises(rc.KernelError) as ei:  # the class's own assertion on a [T, H*D] query
+        rc.check(flat, config=llama_config, dtype=F32, dump_dir=tmp_path / "flat")
+    assert_clean(ei, rc.KernelError, "takes [T, H, D]")
+    v = rc.check(rc.adapters.vllm(module, heads_axis=True), config=llama_config, dtype=F32, dump_dir=tmp_path / "3d")
+    assert v.passed, str(v)
