@@ -18,14 +18,13 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "audit_input.hpp"
 #include "probe_file.hpp"
 #include "ropecheck/judge/classes.hpp"
 #include "ropecheck/judge/probe.hpp"
 #include "ropecheck/presets.hpp"
 #include "tensor_write.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace {
 
@@ -66,13 +65,6 @@ std::map<std::string, std::string> outputs_metadata(const std::string& version =
 
 class ProbeOutputs : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ropecheck_probe_outputs_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write(const std::vector<tensor_out>& t, const std::map<std::string, std::string>& meta = outputs_metadata()) {
     const fs::path f = dir_ / "outputs.safetensors";
@@ -103,7 +95,7 @@ class ProbeOutputs : public ::testing::Test {
     return audit::read_probe_outputs(write(t)).nondeterministic;
   }
 
-  fs::path dir_;
+  test::scratch_dir dir_{"ropecheck_probe_outputs_test"};
 };
 
 TEST_F(ProbeOutputs, a_valid_file_reads_with_both_forms_and_its_metadata) {

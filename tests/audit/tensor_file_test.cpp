@@ -6,6 +6,7 @@
 // problem, and a header claiming 2^60 elements in a tiny file is rejected without a large allocation
 // (measured by the replaced operator new below).
 #include "tensor_file.hpp"
+#include "support/scratch_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,8 +24,6 @@
 #include <new>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 // The largest single allocation request since the last reset, to show that a lying header does
 // not make the reader allocate what the header claims.
@@ -84,19 +83,13 @@ std::string npy_bytes(int major, std::string dict, const std::string& data) {
 
 class TensorFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ropecheck_tensor_file_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write(const std::string& name, const std::string& bytes) {
     const fs::path p = dir_ / name;
     std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return p;
   }
-  fs::path dir_;
+  ropecheck::test::scratch_dir dir_{"ropecheck_tensor_file_test"};
 };
 
 // f throws input_error whose message names the file and contains keyword.

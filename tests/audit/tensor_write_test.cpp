@@ -20,9 +20,8 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "tensor_file.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace {
 
@@ -193,13 +192,6 @@ TEST(SafetensorsBytes, a_negative_extent_is_rejected_naming_the_tensor) {
 
 class WriteSafetensors : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ropecheck_tensor_write_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   // The names of the directory's entries.
   std::vector<std::string> listing() const {
     std::vector<std::string> n;
@@ -207,7 +199,7 @@ class WriteSafetensors : public ::testing::Test {
     std::sort(n.begin(), n.end());
     return n;
   }
-  fs::path dir_;
+  ropecheck::test::scratch_dir dir_{"ropecheck_tensor_write_test"};
 };
 
 TEST_F(WriteSafetensors, writes_the_bytes_and_leaves_no_temporary) {
