@@ -200,8 +200,11 @@ void describe_position_rows(const audit::loaded_dump& in, const rope_config& cla
 
 // The dump audit of `in` (read from af.dump in seconds_read) against the claim of cf (or a config.json
 // beside the dump): everything `ropecheck audit DUMP` reports, for each door that reads a dump.
+// call_seq_len (the outputs of the probe's calls: per token, the length of the call it came from): a claim
+// whose frequencies depend on it is judged group by group, each at its length (audit::seq_len_groups);
+// --seq-len overrides it.
 audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, const audit_flags& af, const convention_flags& cf,
-                                 const std::string& command) {
+                                 const std::string& command, const std::vector<std::int64_t>* call_seq_len = nullptr) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   judge::audit_options o = judge_options(af);
@@ -253,6 +256,16 @@ audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, con
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
+  if (call_seq_len && af.seq_len <= 0)
+    if (const std::vector<audit::seq_len_group> groups = audit::seq_len_groups(claimed, *call_seq_len); !groups.empty()) {
+      std::vector<audit::audit_report> parts;
+      for (const audit::seq_len_group& g : groups) {
+        audit_flags at = af;
+        at.seq_len = g.seq_len;
+        parts.push_back(audit_loaded(audit::subset_tokens(in, g.tokens), seconds_read, at, cf, command));
+      }
+      return audit::combine_groups(groups, std::move(parts));
+    }
 
   if (in.inv_freq && in.inv_freq->dtype == "float32") {
     std::vector<float> f;
@@ -318,31 +331,14 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
     const double read = std::chrono::duration<double>(clock::now() - t0).count();
     audit::probe_form_report f{form, {}, {}, false};
-    const auto judged = [&](audit::loaded_dump dump, const audit_flags& flags) {
-      try {
-        return audit_loaded(std::move(dump), read, flags, cf, command);
-      } catch (const usage_error& e) {
-        throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
-      }
-    };
-    f.r = judged(std::move(in), af);
+    try {
+      f.r = audit_loaded(std::move(in), read, af, cf, command, &contents.call_seq_len.at(form));
+    } catch (const usage_error& e) {
+      throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
+    }
     if (pr.forms.empty() && judge::convention_line(f.r.claimed) != probed)
       throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" +
                         judge::convention_line(f.r.claimed) + "\": " + give);
-    // A claim whose frequencies depend on the sequence length (LongRoPE, dynamic NTK) is judged call by call's
-    // length, as the kernel saw it: one form's calls have many (a dump of one call has one). --seq-len overrides.
-    const std::vector<audit::seq_len_group> groups =
-        af.seq_len > 0 ? std::vector<audit::seq_len_group>{} : audit::seq_len_groups(f.r.claimed, contents.call_seq_len.at(form));
-    if (!groups.empty()) {
-      const audit::loaded_dump whole = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
-      std::vector<audit::audit_report> parts;
-      for (const audit::seq_len_group& g : groups) {
-        audit_flags at = af;
-        at.seq_len = g.seq_len;
-        parts.push_back(judged(audit::subset_tokens(whole, g.tokens), at));
-      }
-      f.r = audit::combine_groups(groups, std::move(parts));
-    }
     if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
     f.passed = f.call_findings.empty() && f.r.v.pass;
     pr.forms.push_back(std::move(f));
