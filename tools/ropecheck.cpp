@@ -200,11 +200,22 @@ void describe_position_rows(const audit::loaded_dump& in, const rope_config& cla
 
 // The dump audit of `in` (read from af.dump in seconds_read) against the claim of cf (or a config.json
 // beside the dump): everything `ropecheck audit DUMP` reports, for each door that reads a dump.
-// call_seq_len (the outputs of the probe's calls: per token, the length of the call it came from): a claim
-// whose frequencies depend on it is judged group by group, each at its length (audit::seq_len_groups);
-// --seq-len overrides it.
+// For the outputs of the probe's calls (probe_outputs.hpp): the claim the probe was made for, checked as
+// soon as the claim is resolved, and per token the length of the call it came from, by which a claim whose
+// frequencies depend on it is judged group by group, each at its length (audit::seq_len_groups; --seq-len
+// overrides it).
+struct probe_claim_mismatch : usage_error {  // the claim given is not the probe's (the message says which is)
+  using usage_error::usage_error;
+};
+
+struct probe_context {
+  std::string convention;                         // the probe file's __metadata__ convention
+  std::string how;                                // how to give that claim (its claim_args)
+  const std::vector<std::int64_t>* call_seq_len;  // one per token of the form judged
+};
+
 audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, const audit_flags& af, const convention_flags& cf,
-                                 const std::string& command, const std::vector<std::int64_t>* call_seq_len = nullptr) {
+                                 const std::string& command, const probe_context* probe = nullptr) {
   namespace fs = std::filesystem;
   using clock = std::chrono::steady_clock;
   judge::audit_options o = judge_options(af);
@@ -253,11 +264,15 @@ audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, con
   ropecheck::claim claim_info;
   hf_config_parse parsed;  // with --config: read once, for the claim and the other-layer hypothesis
   const rope_config claimed = claim.resolve(claimed_from, fallback, &notes, dump_layer, &claim_info, dump_indexer, &parsed);
+  // The probe was made for one claim: judging its outputs against another would judge other inputs' plan.
+  if (probe && judge::convention_line(claimed) != probe->convention)
+    throw probe_claim_mismatch(af.dump + ": the probe was made for \"" + probe->convention + "\" but the claim given is \"" +
+                      judge::convention_line(claimed) + "\": " + probe->how);
   if (claimed.head_dim != in.d.head_dim)
     throw usage_error(af.dump + ": the dump's head_dim is " + std::to_string(in.d.head_dim) + " but the claimed convention (" +
                       claimed_from + ") has head_dim " + std::to_string(claimed.head_dim));
-  if (call_seq_len && af.seq_len <= 0)
-    if (const std::vector<audit::seq_len_group> groups = audit::seq_len_groups(claimed, *call_seq_len); !groups.empty()) {
+  if (probe && af.seq_len <= 0)
+    if (const std::vector<audit::seq_len_group> groups = audit::seq_len_groups(claimed, *probe->call_seq_len); !groups.empty()) {
       std::vector<audit::audit_report> parts;
       for (const audit::seq_len_group& g : groups) {
         audit_flags at = af;
@@ -319,9 +334,8 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
   pr.command = command;
   pr.source = af.dump;
   pr.metadata = contents.metadata;
-  // The probe was made for one claim: judging its outputs against another would judge other inputs' plan.
-  // Checked on the first form's claim, before the second is judged; an error of the claim's own (a head_dim
-  // the file does not have, ...) says which claim the probe was made for.
+  // Every form is judged against the claim the probe was made for (checked before it is judged); any other
+  // error of the claim says which one that is.
   const auto meta = [&](const char* k) { return contents.metadata.count(k) ? contents.metadata.at(k) : std::string("?"); };
   const std::string probed = meta("convention");
   const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
@@ -331,14 +345,14 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
     const double read = std::chrono::duration<double>(clock::now() - t0).count();
     audit::probe_form_report f{form, {}, {}, false};
+    const probe_context probe{probed, give, &contents.call_seq_len.at(form)};
     try {
-      f.r = audit_loaded(std::move(in), read, af, cf, command, &contents.call_seq_len.at(form));
+      f.r = audit_loaded(std::move(in), read, af, cf, command, &probe);
+    } catch (const probe_claim_mismatch&) {
+      throw;
     } catch (const usage_error& e) {
       throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
     }
-    if (pr.forms.empty() && judge::convention_line(f.r.claimed) != probed)
-      throw usage_error(af.dump + ": the probe was made for \"" + probed + "\" but the claim given is \"" +
-                        judge::convention_line(f.r.claimed) + "\": " + give);
     if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
     f.passed = f.call_findings.empty() && f.r.v.pass;
     pr.forms.push_back(std::move(f));
