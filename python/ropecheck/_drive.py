@@ -54,8 +54,9 @@ def to_numpy(y: torch.Tensor) -> np.ndarray:
 class _Plan:
     """One form's call plan on the device (assumes the probe's layout; checks every token is kept exactly once)."""
 
-    def __init__(self, form: str, tensors: Dict[str, st.Tensor], tokens: int, device: torch.device):
+    def __init__(self, form: str, tensors: Dict[str, st.Tensor], tokens: int, device: torch.device, declared=None):
         self.form = form
+        self.declared = declared  # the kernel's declared last position (the probe's max_position), None: none
         self.calls: List[int] = [int(c) for c in tensors[form + ".calls"].array]
         token = tensors[form + ".token"].array
         keep = tensors[form + ".keep"].array.astype(bool)
@@ -161,7 +162,7 @@ def _index_hint(err: BaseException, pos: torch.Tensor, declared) -> str:
             "it left out")
 
 
-def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int, declared=None) -> torch.Tensor:
+def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int) -> torch.Tensor:
     s, e = plan.calls[c], plan.calls[c + 1]
     xin = x_dev.index_select(0, plan.token[s:e])
     pos = plan.positions[..., s:e].clone()
@@ -177,7 +178,7 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int,
             lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
         text = "\n    ".join(lines)
         raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}"
-                          f"{_index_hint(err, pos_before, declared)}") from None
+                          f"{_index_hint(err, pos_before, plan.declared)}") from None
     for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
         if not torch.equal(now, before):
             fix = ("if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it a copy"
@@ -188,9 +189,9 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int,
     return y.detach().to(device=x_dev.device, copy=True)
 
 
-def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int, declared=None) -> torch.Tensor:
+def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int) -> torch.Tensor:
     """All calls of a plan; returns the kept outputs scattered to probe token order, [T, H, D] on the device."""
-    outs = [_call_once(fn, x_dev, plan, c, run, declared) for c in range(plan.n_calls)]
+    outs = [_call_once(fn, x_dev, plan, c, run) for c in range(plan.n_calls)]
     every = torch.cat(outs, dim=0)
     y = torch.empty_like(x_dev)
     y.index_copy_(0, plan.kept_tokens, every.index_select(0, plan.kept_entries))
@@ -227,15 +228,15 @@ def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device
         declared = None
     t0 = time.perf_counter()
     x_dev = to_torch(x_t).to(device)
-    plans = [_Plan(f, tensors, tokens, device) for f in FORMS]
+    plans = [_Plan(f, tensors, tokens, device, declared) for f in FORMS]
     outputs: Dict[str, np.ndarray] = {}
     with torch.no_grad():
         for plan in plans:
             if plan.n_calls == 0:
                 continue
-            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0, declared))
+            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0))
             if plan.form == "prefill":
-                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1, declared))
+                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0
