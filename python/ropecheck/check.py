@@ -84,7 +84,8 @@ def _claim_args(config, preset, layer, part, claim, where: Optional[Path], *, re
     if required and not args and not flags:
         raise ClaimError("no claimed convention: ropecheck judges a kernel against the convention it claims, never a "
                          "default; say it with config= (a config.json path, a dict or a PretrainedConfig), "
-                         "preset= (e.g. 'llama3-8b'), or claim={...} (e.g. {'head_dim': 128, 'base': 500000})")
+                         "preset= (e.g. 'llama3-8b'), or claim={...} (e.g. {'head_dim': 128, 'base': 500000, "
+                         "'layout': 'half_split'}: flags alone must say head_dim, base and layout)")
     args += flags
     if layer is not None:
         args += ["--layer", str(int(layer))]

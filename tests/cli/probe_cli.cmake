@@ -10,6 +10,16 @@ set(pllama ${CMAKE_CURRENT_SOURCE_DIR}/data/configs/llama3_1_8b.json)
 
 ropecheck_cli_test(probe_without_a_claim_exits_2 2 "no claimed convention: give --config config.json, --preset NAME"
                    probe --dtype float32 --out ${pout}/none.safetensors)
+# Flags alone are the whole claim: base and layout are never assumed (each missing one named), and with both
+# given the probe is written.
+ropecheck_cli_test(probe_flags_alone_without_base_and_layout_exits_2 2
+                   "a claim by flags alone must say --base \\(rope_theta\\) --layout"
+                   probe --head-dim 128 --dtype float32 --out ${pout}/none.safetensors)
+ropecheck_cli_test(probe_flags_alone_without_layout_exits_2 2 "a claim by flags alone must say --layout \\(half_split"
+                   probe --head-dim 128 --base 10000 --dtype float32 --out ${pout}/none.safetensors)
+ropecheck_cli_test(probe_flags_alone_with_base_and_layout_writes_the_probe 0
+                   "tokens x 4 heads x 128 \\(float32\\), head_dim 128, rotary_dim 128, base 10000, [^\n]*layout interleaved"
+                   probe --head-dim 128 --base 10000 --layout interleaved --dtype float32 --out ${pout}/flags.safetensors)
 ropecheck_cli_test(probe_bad_dtype_exits_2 2 "--dtype must be float32, bfloat16, float16 or float64, got 'float8'"
                    probe --config ${pllama} --dtype float8 --out ${pout}/none.safetensors)
 # --max-position at the probe's dense positions 0..judge::max_prefill_tokens - 1 (= 63): 63 is accepted (and the

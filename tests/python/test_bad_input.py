@@ -161,6 +161,17 @@ def test_no_claim(tmp_path):
     assert_clean(ei, rc.ClaimError, "config=", "preset=", "claim=")
 
 
+def test_flags_alone_must_say_base_and_layout(tmp_path):
+    # A claim by flags alone assumes no base and no layout: the one missing is named; with both it is judged.
+    with pytest.raises(rc.ClaimError) as ei:
+        rc.check(rc.adapters.plain(plain_style.rope), dtype=F32, dump_dir=tmp_path, claim={"head_dim": 128, "base": 500000})
+    msg = assert_clean(ei, rc.ClaimError, "--layout")
+    assert "--base" not in msg.split("must say")[1].split("(or give")[0], msg
+    v = rc.check(rc.adapters.plain(plain_style.rope), dtype=F32, dump_dir=tmp_path / "flags",
+                 claim={"head_dim": 128, "base": 500000, "layout": "half_split"})
+    assert v.passed, str(v)
+
+
 def test_config_path_missing(tmp_path):
     missing = str(tmp_path / "no_such_dir" / "config.json")
     with pytest.raises(rc.ClaimError) as ei:

@@ -49,9 +49,18 @@ int probe_command::run(const std::string& command) {
     if (conv_.config_path.empty() && conv_.preset.empty() && !conv_.head_dim)
       throw std::invalid_argument("no claimed convention: give --config config.json, --preset NAME, or convention flags "
                                   "with --head-dim (the probe is made for the convention the kernel is judged against)");
+    // Flags alone are the whole claim: what the flags do not say is not assumed (no base, no layout by default).
+    if (conv_.config_path.empty() && conv_.preset.empty()) {
+      std::string missing;
+      if (!conv_.base) missing += " --base (rope_theta)";
+      if (!conv_.layout_name) missing += " --layout (half_split or interleaved)";
+      if (!missing.empty())
+        throw std::invalid_argument("a claim by flags alone must say" + missing +
+                                    " (or give --config config.json / --preset NAME, which say them)");
+    }
     std::string claimed_from;
     std::vector<std::string> notes;
-    rope_config fallback;  // flags alone: the default convention at --head-dim (checked above)
+    rope_config fallback;  // flags alone: --head-dim, --base and --layout given (checked above), the rest RoPE's plain rule
     if (conv_.head_dim) fallback.head_dim = fallback.rotary_dim = *conv_.head_dim;
     const rope_config claimed = conv_.resolve(claimed_from, fallback, &notes);
     const plugin::dtype t = parse_dtype(dtype_);
