@@ -155,6 +155,16 @@ struct convention_flags {
     d.max_model_len = max_model_len;
     return d;
   }
+  // A claim by flags alone (no --config, no --preset) must say what no default may stand for, the base and
+  // the layout: the missing ones as " --base (rope_theta) --layout (...)"; empty when said (or when a config or
+  // preset says them). The rest of such a claim is RoPE's plain rule (no scaling, the whole head).
+  [[nodiscard]] std::string unsaid_by_flags_alone() const {
+    if (!config_path.empty() || !preset.empty()) return {};
+    std::string missing;
+    if (!base) missing += " --base (rope_theta)";
+    if (!layout_name) missing += " --layout (half_split or interleaved)";
+    return missing;
+  }
   [[nodiscard]] bool any_override() const {
     return head_dim || rotary_dim || rotary_fraction || base || factor || beta_fast || beta_slow || low_ff || high_ff ||
            scaling || layout_name || outputs_name || max_pe || orig_pe || mrope || mrope_section || direction || frozen_bands ||

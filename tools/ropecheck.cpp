@@ -238,7 +238,10 @@ audit::audit_report audit_loaded(audit::loaded_dump in, double seconds_read, con
   if (claim.config_path.empty() && claim.preset.empty() && !claim.any_override())
     throw usage_error("audit: no claimed convention: give --config config.json, --preset NAME or convention flags "
                       "(--base, --layout, --rotary-dim, ...), or put a config.json beside the dump");
-  rope_config fallback;
+  if (const std::string missing = claim.unsaid_by_flags_alone(); !missing.empty())
+    throw usage_error("audit: a claim by flags alone must say" + missing +
+                      " (or give --config config.json / --preset NAME, or put a config.json beside the dump)");
+  rope_config fallback;  // flags alone: base and layout given (checked above), head_dim the dump's, the rest RoPE's plain rule
   fallback.head_dim = fallback.rotary_dim = in.d.head_dim;
   std::string claimed_from;
   std::optional<int> dump_layer;

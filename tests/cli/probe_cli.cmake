@@ -54,3 +54,8 @@ ropecheck_cli_test(audit_probe_outputs_under_the_probes_claim_is_judged 1 "FAIL:
                    audit ${pout}/llama_outputs.safetensors --config ${pllama} --quiet)
 set_tests_properties(cli.audit_probe_outputs_under_another_claim_exits_2 cli.audit_probe_outputs_under_the_probes_claim_is_judged
                      PROPERTIES FIXTURES_REQUIRED cli_probe_outputs)
+# The dump door too: flags alone (no config.json beside this file) must say the layout, never a default
+# (tools/cli_common.hpp unsaid_by_flags_alone).
+ropecheck_cli_test(audit_flags_alone_without_layout_exits_2 2 "audit: a claim by flags alone must say --layout \\(half_split"
+                   audit ${pout}/llama_outputs.safetensors --base 500000 --head-dim 128 --quiet)
+set_tests_properties(cli.audit_flags_alone_without_layout_exits_2 PROPERTIES FIXTURES_REQUIRED cli_probe_outputs)

@@ -50,14 +50,9 @@ int probe_command::run(const std::string& command) {
       throw std::invalid_argument("no claimed convention: give --config config.json, --preset NAME, or convention flags "
                                   "with --head-dim (the probe is made for the convention the kernel is judged against)");
     // Flags alone are the whole claim: what the flags do not say is not assumed (no base, no layout by default).
-    if (conv_.config_path.empty() && conv_.preset.empty()) {
-      std::string missing;
-      if (!conv_.base) missing += " --base (rope_theta)";
-      if (!conv_.layout_name) missing += " --layout (half_split or interleaved)";
-      if (!missing.empty())
-        throw std::invalid_argument("a claim by flags alone must say" + missing +
-                                    " (or give --config config.json / --preset NAME, which say them)");
-    }
+    if (const std::string missing = conv_.unsaid_by_flags_alone(); !missing.empty())
+      throw std::invalid_argument("a claim by flags alone must say" + missing +
+                                  " (or give --config config.json / --preset NAME, which say them)");
     std::string claimed_from;
     std::vector<std::string> notes;
     rope_config fallback;  // flags alone: --head-dim, --base and --layout given (checked above), the rest RoPE's plain rule
