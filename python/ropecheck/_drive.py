@@ -85,14 +85,19 @@ def _under(path: str, directory: str) -> bool:
         return False
 
 
-def _raised_at(err: BaseException) -> str:
-    """Where the user's code raised: the innermost frame outside this package (and outside torch when possible)."""
+def _raised_at(err: BaseException, fn: Callable) -> str:
+    """Where the user's code raised: the innermost frame outside this package (and outside torch when possible).
+    With no frame outside the package, the call an adapter made of the wrapped object failed before entering it
+    (a TypeError of its signature, most often): that is said, with what the adapter assumes of the call."""
     frames = traceback.extract_tb(err.__traceback__)
     outside = [f for f in frames if not _under(f.filename, _PACKAGE_DIR)]
     user = [f for f in outside if not _under(f.filename, _TORCH_DIR)]
     pick = (user or outside or frames or [None])[-1]
     if pick is None:
         return "where: no traceback"
+    if not outside:
+        return (f"raised by the call itself, at {os.path.basename(pick.filename)}:{pick.lineno}, before any line of "
+                f"the wrapped code ran: what it wraps may not take the call {_promise(fn)}")
     text = f"raised at {pick.filename}:{pick.lineno}, in {pick.name}"
     inner = frames[-1]
     if inner is not pick and outside:
@@ -177,7 +182,7 @@ def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int)
         if len(lines) > 12:
             lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
         text = "\n    ".join(lines)
-        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err)}"
+        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err, fn)}"
                           f"{_index_hint(err, pos_before, plan.declared)}") from None
     for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
         if not torch.equal(now, before):

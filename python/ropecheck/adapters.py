@@ -156,12 +156,13 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
 
 
 def flash_attn(apply_rotary_emb: Callable, cos, sin, *, interleaved: bool = False) -> Callable:
-    """flash-attn's convention: `apply_rotary_emb(x, cos, sin, interleaved=..., seqlen_offsets=0)`.
+    """flash-attn's convention: `apply_rotary_emb(x, cos, sin, interleaved=...)`.
 
     From flash_attn/layers/rotary.py: apply_rotary_emb(x, cos, sin, interleaved=False, inplace=False,
     seqlen_offsets=0, cu_seqlens=None, max_seqlen=None) takes x (batch, seqlen, nheads, headdim) and cos, sin
     (seqlen_rotary, rotary_dim / 2), rotating row i of x by cos/sin row i + seqlen_offsets; the Triton version
-    (flash_attn/ops/triton/rotary.py apply_rotary) asserts x.dtype == cos.dtype. The adapter gathers the rows of
+    (flash_attn/ops/triton/rotary.py apply_rotary) asserts x.dtype == cos.dtype; the pure-torch reference
+    apply_rotary_emb_torch(x, cos, sin, interleaved=False) in the same file takes no more. The adapter gathers the rows of
     the caller's cos/sin cache [seqlen_max, rotary_dim / 2] at the call's positions (cos[positions]) and calls with
     x as [1, n, H, D]: what is judged is the kernel's rotation at those rows together with the caller's cache.
     max_position = cos.shape[0] - 1.
@@ -180,7 +181,9 @@ def flash_attn(apply_rotary_emb: Callable, cos, sin, *, interleaved: bool = Fals
             tables[positions.device] = (cos.to(positions.device), sin.to(positions.device))
         c, s = tables[positions.device]
         rows_c, rows_s = c.index_select(0, positions), s.index_select(0, positions)
-        out = apply_rotary_emb(x.unsqueeze(0), rows_c, rows_s, interleaved=interleaved, seqlen_offsets=0)
+        # seqlen_offsets is left at its default 0: apply_rotary_emb_torch (the pure-torch reference in the same
+        # file, the one that runs without Triton) takes only (x, cos, sin, interleaved).
+        out = apply_rotary_emb(x.unsqueeze(0), rows_c, rows_s, interleaved=interleaved)
         if not isinstance(out, torch.Tensor):
             raise KernelOutputError(f"apply_rotary_emb returned {type(out).__name__}, expected a tensor "
                                     f"[1, {x.shape[0]}, {x.shape[1]}, {x.shape[2]}]")

@@ -84,12 +84,14 @@ def vllm_kernel(config, dtype, device="cpu", **bugs):
     return ropecheck.adapters.vllm(rotary)
 
 
-def flash_kernel(config, dtype, device="cpu", interleaved=False, **bugs):
-    """flash-attn's convention: apply_rotary_emb with the caller's (cos, sin) of every position the config allows."""
+def flash_kernel(config, dtype, device="cpu", interleaved=False, apply=None, **bugs):
+    """flash-attn's convention: apply_rotary_emb (or `apply`, e.g. flash_style.apply_rotary_emb_torch, the pure-torch
+    reference whose signature is (x, cos, sin, interleaved)) with the caller's (cos, sin) of every position the
+    config allows."""
     c = _config_dict(config)
     cos, sin = flash_style.cos_sin_cache(c["head_dim"], c["max_position_embeddings"], c["rope_theta"], device=device,
                                          dtype=dtype, **bugs)
-    return ropecheck.adapters.flash_attn(flash_style.apply_rotary_emb, cos, sin, interleaved=interleaved)
+    return ropecheck.adapters.flash_attn(apply or flash_style.apply_rotary_emb, cos, sin, interleaved=interleaved)
 
 
 def plain_kernel(name="rope", **switches):

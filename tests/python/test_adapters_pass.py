@@ -10,6 +10,7 @@ import os
 import pytest
 import torch
 
+import flash_style
 from ropecheck.pytest import devices, dtypes
 
 # Warnings a correct kernel of these toys may get on a pass (judge/README: fp32 angle drift is a warning).
@@ -21,6 +22,11 @@ ADAPTERS = {
     "hf_seq_heads": (lambda k, cfg, dtype, device: k.hf(cfg, device=device, unsqueeze_dim=2), "hf", None),
     "vllm": (lambda k, cfg, dtype, device: k.vllm(cfg, dtype, device=device), "vllm", 8191),
     "flash_attn": (lambda k, cfg, dtype, device: k.flash(cfg, dtype, device=device), "flash_attn", 8191),
+    # flash-attn's pure-torch reference apply_rotary_emb_torch(x, cos, sin, interleaved=False): no seqlen_offsets,
+    # and its arithmetic in the cache's dtype (bf16 under a bf16 model), not fp32 as the Triton kernel.
+    "flash_attn_torch": (lambda k, cfg, dtype, device: k.flash(cfg, dtype, device=device,
+                                                               apply=flash_style.apply_rotary_emb_torch),
+                         "flash_attn", 8191),
     "plain": (lambda k, cfg, dtype, device: k.plain(), "plain", None),
     "inplace": (lambda k, cfg, dtype, device: k.inplace(), "inplace", None),
 }

@@ -225,3 +225,21 @@ def test_vllm_adapter_heads_axis_and_max_position_from_the_attribute(llama_confi
     assert_clean(ei, rc.KernelError, "takes [T, H, D]")
     v = rc.check(rc.adapters.vllm(module, heads_axis=True), config=llama_config, dtype=F32, dump_dir=tmp_path / "3d")
     assert v.passed, str(v)
+
+
+def test_an_adapter_call_the_wrapped_function_does_not_take(llama_config, tmp_path):
+    """flash_attn(apply, cos, sin) calls apply(x, cos, sin, interleaved=...): a function without that keyword fails
+    in the call itself, before any of its lines runs. The KernelError says so and quotes the adapter's assumption,
+    instead of pointing at a line of the package as if the package had failed."""
+    import flash_style
+
+    def apply_without_interleaved(x, cos, sin):
+        return flash_style.apply_rotary_emb_torch(x, cos, sin)
+
+    cos, sin = flash_style.cos_sin_cache(128, 8192, 500000.0)
+    fn = rc.adapters.flash_attn(apply_without_interleaved, cos, sin)
+    with pytest.raises(rc.KernelError) as ei:
+        rc.check(fn, config=llama_config, dtype=F32, dump_dir=tmp_path)
+    assert_clean(ei, rc.KernelError, "TypeError", "interleaved", "before any line of the wrapped code ran",
+                 "the adapter 'flash_attn' promises: apply_rotary_emb(x [1, n, H, D]")
+
