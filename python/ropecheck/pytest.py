@@ -64,6 +64,15 @@ class RopecheckFixture:
             raise AssertionError(str(v))
         return v
 
+    def __getattr__(self, name):
+        """The module's other names (adapters, the errors, Verdict, ...): a test taking the fixture `ropecheck`
+        hides the module of that name, so `ropecheck.adapters.hf(...)` and `pytest.raises(ropecheck.KernelError)`
+        reach the module through the fixture. Only names the module has; the rest raise AttributeError."""
+        if name not in _rc.__all__:
+            raise AttributeError(f"the ropecheck fixture has no attribute {name!r} (it gives check, assert_conforms, "
+                                 f"audit, verdicts and the module's {', '.join(sorted(_rc.__all__))})")
+        return getattr(_rc, name)
+
     def audit(self, path, **claim):
         """ropecheck.audit(path, **claim) with dump_dir under tmp_path; records and returns the Verdict."""
         __tracebackhide__ = True

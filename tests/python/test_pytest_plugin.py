@@ -91,3 +91,22 @@ def test_fixture_junit_and_skip(pytester):
         assert skipped is not None and "no CUDA device" in (skipped.get("message") or ""), \
             ET.tostring(cases["test_rope_on[cuda]"], encoding="unicode")
         assert "no CUDA device" in out, out
+
+
+def test_the_fixture_reaches_the_module_it_hides(ropecheck):
+    """A test taking the fixture `ropecheck` hides the module of that name: the module's public names (adapters,
+    the errors, Verdict) are the fixture's too, so `ropecheck.adapters.hf(...)` and
+    `pytest.raises(ropecheck.KernelError)` work inside such a test; any other name is an AttributeError."""
+    import pytest
+
+    import ropecheck as module
+
+    own = {"check", "assert_conforms", "audit"}  # the fixture's own: dump_dir under tmp_path, verdicts recorded
+    for name in set(module.__all__) - own:
+        assert getattr(ropecheck, name) is getattr(module, name), name
+    for name in own:
+        assert getattr(ropecheck, name).__self__ is ropecheck, f"{name} must stay the fixture's own"
+    with pytest.raises(AttributeError, match="no attribute 'pytest_plugin_state'"):
+        ropecheck.pytest_plugin_state
+    with pytest.raises(AttributeError):
+        ropecheck._binary
