@@ -143,9 +143,10 @@ inline void vllm_rule(const reader& r, const rule_inputs& in, rope_config& c, co
       if (ef && *ef != 1.0)
         r.fail(at("extrapolation_factor"), "is " + fmt(*ef) + ": vLLM multiplies YaRN's ramp mask by it, and ropecheck's YaRN has it at 1 (" +
                                                detail_vllm::source("YaRNScalingRotaryEmbedding") + ")");
-      if (auto t = r.boolean(b, "truncate", at("truncate")); t && !*t)
-        r.fail(at("truncate"), "false: the vLLM YaRN read (common.py yarn_find_correction_range) always floors and ceils the "
-                               "correction range; whether this engine honours truncate is not derivable");
+      // get_rope passes truncate to YaRNScalingRotaryEmbedding and MRotaryEmbedding (vLLM's
+      // vllm/model_executor/layers/rotary_embedding/common.py yarn_find_correction_range floors and ceils only when
+      // it is true, since pull request 28244), not to DeepseekScalingRotaryEmbedding, which always floors and ceils.
+      const auto truncate = r.boolean(b, "truncate", at("truncate"));
       const double af = r.number(b, "attn_factor", at("attn_factor")).value_or(1.0);
       if (!(af > 0.0)) r.fail(at("attn_factor"), "must be > 0, got " + fmt(af));
       const bool apply = r.boolean(b, "apply_yarn_scaling", at("apply_yarn_scaling")).value_or(true);
@@ -177,7 +178,13 @@ inline void vllm_rule(const reader& r, const rule_inputs& in, rope_config& c, co
       c.mscale.reset();
       c.mscale_all_dim.reset();
       c.attention_factor = a;
-      c.truncate = true;
+      c.truncate = in.mla || truncate.value_or(true);
+      if (truncate)
+        log.add(at("truncate"), *truncate ? "true" : "false", fact_origin::file,
+                in.mla ? "not read by vLLM's DeepseekScalingRotaryEmbedding (get_rope does not pass it): the correction range is "
+                         "floored and ceiled (" + detail_vllm::source("DeepseekScalingRotaryEmbedding") + ")"
+                       : std::string(*truncate ? "floor and ceil the correction range" : "the correction range is not rounded") +
+                             " (" + detail_vllm::source("YaRNScalingRotaryEmbedding") + ")");
       log.add("attention_factor", fmt(a), b.contains("attn_factor") ? fact_origin::file : fact_origin::derived, how);
       break;
     }

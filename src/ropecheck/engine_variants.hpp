@@ -69,11 +69,12 @@ inline constexpr std::array<rope_variant, 27> engine_variants{{
      "rope_type dynamic with alpha", variant_status::claimable,
      "static NTK-alpha, base * alpha^(d/(d-2)): ntk with factor alpha (transformers reads alpha only for Hunyuan; "
      "with --engine vllm for every family)"},
-    {"vllm", "YaRNScalingRotaryEmbedding", "rotary_embedding/yarn_scaling_rope.py @ffdc9857, common.py @1593f0c1",
+    {"vllm", "YaRNScalingRotaryEmbedding", "rotary_embedding/yarn_scaling_rope.py, common.py @c8a6e272",
      "rope_type yarn, no mrope_section", variant_status::engine_reading,
      "YaRN; with --engine vllm the attention factor is attn_factor * (0.1 ln s + 1) (attn_factor alone when "
      "apply_yarn_scaling is false) and transformers' attention_factor, mscale, mscale_all_dim are not read; "
-     "extrapolation_factor other than 1 and truncate false are refused"},
+     "truncate is read (false: the correction range is not rounded; vLLM pull request 28244); extrapolation_factor "
+     "other than 1 is refused"},
     {"vllm", "DeepseekScalingRotaryEmbedding", "rotary_embedding/deepseek_scaling_rope.py @7bc8d408",
      "rope_type yarn in an MLA model file (set to deepseek_yarn there)", variant_status::engine_reading,
      "YaRN on the MLA rope slice; with --engine vllm the attention factor is get_mscale(s, mscale) / "

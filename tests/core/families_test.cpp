@@ -122,6 +122,8 @@ std::string scaling_name(const rope_config& c) {
       const double af = compute_frequencies<double>(c).attention_factor;
       if (!(std::abs(af - v.get<double>()) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(af)))
         return fail("attention_factor " + std::to_string(af));
+    } else if (k == "truncate") {
+      if (c.truncate != v.get<bool>()) return fail(std::string("truncate ") + (c.truncate ? "true" : "false"));
     } else if (k == "mrope") {
       if (to_string(c.mrope) != v.get<std::string>()) return fail("mrope");
     } else if (k == "mrope_section") {
