@@ -116,7 +116,8 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
     `which` ("query" or "key"). M-RoPE (MRotaryEmbedding) takes positions [3, T] as given. max_position:
     cos_sin_cache.shape[0] - 1 (cos_sin_cache [max_position, rotary_dim]), else max_position_embeddings - 1 (the
     attribute base.py keeps; Phi3LongRoPEScaledRotaryEmbedding keeps its cache as long_short_cos_sin_cache, its
-    short rows first, and takes positions up to max_position_embeddings - 1).
+    short rows first, and takes positions up to max_position_embeddings - 1), except a Phi-3 class built for a
+    max_model_len within original_max_position_embeddings (use_long_rope False): original - 1.
     """
     if which not in ("query", "key"):
         raise RopecheckError(f"vllm(..., which={which!r}): which is 'query' or 'key'")
@@ -144,10 +145,16 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
         return got.reshape(t, h, d)
 
     cache = getattr(rotary_emb, "cos_sin_cache", None)
+    limit = getattr(rotary_emb, "max_position_embeddings", None)
+    original = getattr(rotary_emb, "original_max_position_embeddings", None)
     if isinstance(cache, torch.Tensor) and cache.dim() >= 1:
         max_position = cache.shape[0] - 1
+    elif getattr(rotary_emb, "use_long_rope", None) is False and isinstance(original, int) and original > 0:
+        # Phi3LongRoPEScaledRotaryEmbedding with max_model_len <= original_max_position_embeddings: its forward
+        # indexes long_short_cos_sin_cache at the positions themselves, whose first `original` rows are the short
+        # factors' (phi3_long_rope_scaled_rope.py __init__ use_long_rope, forward); later rows are the long table's.
+        max_position = original - 1
     else:
-        limit = getattr(rotary_emb, "max_position_embeddings", None)
         max_position = int(limit) - 1 if isinstance(limit, int) and limit > 0 else None
     layout = "[T, H, D]" if heads_axis else "[T, H*D]"
     return _mark(call, "vllm", f"vllm({_name(rotary_emb)}, {which})",

@@ -243,3 +243,23 @@ def test_an_adapter_call_the_wrapped_function_does_not_take(llama_config, tmp_pa
     assert_clean(ei, rc.KernelError, "TypeError", "interleaved", "before any line of the wrapped code ran",
                  "the adapter 'flash_attn' promises: apply_rotary_emb(x [1, n, H, D]")
 
+
+def test_vllm_adapter_max_position_of_a_phi3_class_in_short_mode():
+    """vLLM's Phi3LongRoPEScaledRotaryEmbedding (phi3_long_rope_scaled_rope.py) picks short or long factors once,
+    use_long_rope = max_model_len > original_max_position_embeddings, and in short mode indexes its
+    long_short_cos_sin_cache at the positions themselves: rows past original - 1 are the long table's. The adapter's
+    last position is original - 1 then, max_position_embeddings - 1 in long mode or without the attribute."""
+
+    class Phi3Like:
+        max_position_embeddings, original_max_position_embeddings = 131072, 4096
+
+        def __call__(self, positions, query, key):
+            return query, key
+
+    module = Phi3Like()
+    assert rc.adapters.vllm(module).ropecheck_max_position == 131071  # no use_long_rope (older vLLM): the whole table
+    module.use_long_rope = True
+    assert rc.adapters.vllm(module).ropecheck_max_position == 131071
+    module.use_long_rope = False
+    assert rc.adapters.vllm(module).ropecheck_max_position == 4095
+

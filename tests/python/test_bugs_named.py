@@ -70,3 +70,19 @@ def test_bug_is_named_first(ropecheck, kernels, configs, bug):
     if form == "decode":
         prefill = v.json["forms"]["prefill"]
         assert prefill["pass"], f"{bug}: prefill calls are right but failed: {prefill['findings']}"
+
+
+def test_a_failing_vllm_kernel_is_told_how_to_claim_vllm_s_reading(ropecheck, kernels, configs):
+    """The vLLM adapter under transformers' reading of the config: a failure notes claim={'engine': 'vllm'}
+    (vLLM reads dynamic NTK, LongRoPE and YaRN's attention factor its own way); with that claim, or on a pass, no
+    such note."""
+    from ropecheck.check import VLLM_READING_NOTE
+
+    bad = ropecheck.check(kernels.vllm(configs["llama"], F32, layout_swapped=True), config=configs["llama"], dtype=F32)
+    assert not bad.passed and VLLM_READING_NOTE in bad.notes and VLLM_READING_NOTE in str(bad), str(bad)
+    declared = ropecheck.check(kernels.vllm(configs["llama"], F32, layout_swapped=True), config=configs["llama"],
+                               dtype=F32, claim={"engine": "vllm"})
+    assert not declared.passed and VLLM_READING_NOTE not in declared.notes, str(declared)
+    good = ropecheck.check(kernels.vllm(configs["llama"], F32), config=configs["llama"], dtype=F32)
+    assert good.passed and VLLM_READING_NOTE not in good.notes, str(good)
+
