@@ -10,7 +10,8 @@
 //     original_max_position_embeddings, beta_fast, beta_slow (YaRN), low/high_freq_factor (Llama 3);
 //   linear scaling with any factor (a claim of another rule);
 //   the claimed rule with its interpolation weight exchanged for the extrapolation weight in the
-//     bands where it blends the two (Llama 3: smooth -> 1 - smooth; YaRN: ramp -> 1 - ramp).
+//     bands where it blends the two (Llama 3: smooth -> 1 - smooth; YaRN: ramp -> 1 - ramp);
+//   LongRoPE: the other factor list at the call's sequence length (short for long, or long for short).
 // How each rule is defined: transformers src/transformers/modeling_rope_utils.py
 // _compute_yarn_parameters (find_correction_range, linear_ramp_factor: low = floor(corr(beta_fast)),
 // high = ceil(corr(beta_slow)), inv_freq = interp (1 - extrapolation_factor) + extrap
@@ -253,6 +254,27 @@ void explain_magnitude(const fit_frame& X, const hypothesis& h) {
   }
 }
 
+// LongRoPE: the claim's other factor list at this sequence length. transformers picks long_factor when
+// seq_len > original_max_position_embeddings and short_factor otherwise (modeling_rope_utils.py
+// _compute_longrope_parameters; src/ropecheck/schedule.hpp, case longrope, evaluates the same rule); a kernel that
+// always applies one list, or picks by another length, has the other list's frequencies in the calls it gets wrong.
+void fit_longrope_lists(const fit_frame& X, std::vector<hypothesis>& out) {
+  const rope_config& claimed = X.c.claimed;
+  if (claimed.scaling != scaling_kind::longrope || claimed.short_factor == claimed.long_factor) return;
+  const std::int64_t L = claimed.trained_length();
+  const bool long_here = X.c.seq_len > L;
+  rope_config hc = X.e.cfg;
+  if (long_here) hc.long_factor = hc.short_factor;
+  else hc.short_factor = hc.long_factor;
+  const double m = X.mismatch_of(hc);
+  if (!(m < kFitTolerance)) return;
+  out.push_back({fmt("LongRoPE with the %s factors at sequence length %lld, where the %s ones apply (short up to "
+                     "original_max_position_embeddings %lld, long above it)",
+                     long_here ? "short" : "long", static_cast<long long>(X.c.seq_len), long_here ? "long" : "short",
+                     static_cast<long long>(L)),
+                 m, hc, false});
+}
+
 }  // namespace
 
 double frequency_mismatch(const std::vector<double>& fit, const std::vector<double>& noise, const std::vector<double>& hyp) {
@@ -273,12 +295,13 @@ bool scaling_fit_accepted(double fit_mismatch, double claim_mismatch) {
 
 bool pass_scaling_fit(const context& c, const explanation& e, const fitted_frequencies& F) {
   const rope_config& claimed = c.claimed;
-  if (claimed.scaling == scaling_kind::longrope || claimed.scaling == scaling_kind::dynamic_ntk) return false;
+  if (claimed.scaling == scaling_kind::dynamic_ntk) return false;
   const fit_frame X{c, e, F};
   const double claim_mis = frequency_mismatch(F.fit, F.noise, e.th);
   if (!(claim_mis >= kFitTolerance)) return false;
   std::vector<hypothesis> hs;
-  fit_factor(X, hs, scaling_kind::linear);
+  fit_longrope_lists(X, hs);
+  if (claimed.scaling != scaling_kind::longrope) fit_factor(X, hs, scaling_kind::linear);
   if (claimed.scaling == scaling_kind::yarn || claimed.scaling == scaling_kind::llama3) {
     fit_factor(X, hs, claimed.scaling);
     fit_parameter(X, hs, "original_max_position_embeddings", static_cast<double>(claimed.trained_length()), 16, 1 << 24,

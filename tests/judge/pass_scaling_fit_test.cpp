@@ -182,6 +182,52 @@ TEST(Diagnose, ScalingFitYarnFactorOffTheList) {
   expect_fit(audit_impl("yarn factor 5 claimed 4", qwen_yarn(), impl), "YaRN with factor 5 (claimed 4)");
 }
 
+// ---- LongRoPE (a Phi-3-like claim): the other factor list at the call's sequence length ----
+
+// head_dim 96, base 10000, original 4096 of 131072; short factors near 1, long ones growing to ~24 (as Phi-3's).
+rope_config phi3_like() {
+  rope_config c;
+  c.head_dim = c.rotary_dim = 96;
+  c.scaling = scaling_kind::longrope;
+  c.max_position_embeddings = 131072;
+  c.original_max_position_embeddings = 4096;
+  for (int i = 0; i < 48; ++i) {
+    c.short_factor.push_back(1.0 + 0.004 * i);
+    c.long_factor.push_back(1.0 + 0.5 * i);
+  }
+  return c;
+}
+
+// The plain dump's sequence length is its largest position + 1 (2^24 + 9 on the probe set): long factors claimed.
+// A kernel applying the short list at every length is named, with the length and the rule.
+TEST(Diagnose, ScalingFitLongRopeShortFactorsPastTheOriginalLength) {
+  auto impl = phi3_like();
+  impl.long_factor = impl.short_factor;  // one list whatever the length
+  expect_fit(audit_impl("longrope short factors everywhere", phi3_like(), impl),
+             "LongRoPE with the short factors at sequence length 16777225, where the long ones apply");
+}
+
+// At seq_len 4096 = original_max_position_embeddings (the boundary: `seq_len > original` picks long, so 4096 is
+// short) a kernel applying the long list is named; the correct kernel at that length passes.
+TEST(Diagnose, ScalingFitLongRopeLongFactorsUpToTheOriginalLength) {
+  const auto claim = phi3_like();
+  auto impl = claim;
+  impl.short_factor = impl.long_factor;
+  judge::audit_options at_original;
+  at_original.seq_len = 4096;
+  const auto v = judge::audit(probe_dump(claim, hf_angle<float>(impl, 4096)), claim, at_original);
+  print("longrope long factors at 4096", v);
+  expect_fit(v, "LongRoPE with the long factors at sequence length 4096, where the short ones apply");
+  const auto ok = judge::audit(probe_dump(claim, hf_angle<float>(claim, 4096)), claim, at_original);
+  print("longrope correct at 4096", ok);
+  expect_pass(ok);
+  judge::audit_options past;
+  past.seq_len = 4097;  // one past: the long list is the claim's, and the same kernel passes
+  const auto long_ok = judge::audit(probe_dump(claim, hf_angle<float>(impl, 4097)), claim, past);
+  print("longrope long factors at 4097", long_ok);
+  expect_pass(long_ok);
+}
+
 // ---- correct kernels on the same probe set: nothing but at most the fp32 drift warning ----
 
 TEST(Diagnose, ScalingFitCorrectKernelsStillPass) {
