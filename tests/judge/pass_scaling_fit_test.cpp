@@ -184,18 +184,13 @@ TEST(Diagnose, ScalingFitYarnFactorOffTheList) {
 
 // ---- LongRoPE (a Phi-3-like claim): the other factor list at the call's sequence length ----
 
-// head_dim 96, base 10000, original 4096 of 131072; short factors near 1, long ones growing to ~24 (as Phi-3's).
+// The rule sweep's LongRoPE (presets.hpp rule_sweep "phi3_longrope_long"): head_dim 96, base 10000, original 4096
+// of 131072, short factors near 1, long ones growing with the band (Phi-3's shape).
 rope_config phi3_like() {
-  rope_config c;
-  c.head_dim = c.rotary_dim = 96;
-  c.scaling = scaling_kind::longrope;
-  c.max_position_embeddings = 131072;
-  c.original_max_position_embeddings = 4096;
-  for (int i = 0; i < 48; ++i) {
-    c.short_factor.push_back(1.0 + 0.004 * i);
-    c.long_factor.push_back(1.0 + 0.5 * i);
-  }
-  return c;
+  for (const auto& n : rule_sweep())
+    if (n.name == "phi3_longrope_long") return n.cfg;
+  ADD_FAILURE() << "rule_sweep() has no phi3_longrope_long";
+  return {};
 }
 
 // The plain dump's sequence length is its largest position + 1 (2^24 + 9 on the probe set): long factors claimed.
