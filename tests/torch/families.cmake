@@ -59,9 +59,10 @@ ropecheck_torch_family_case(phimoe_at_4096_float32 0 - phimoe --dtype float32 ${
 ropecheck_torch_family_case(phimoe_short_float32_computed_attention_factor 1 attention_factor_wrong phimoe --dtype float32
                             ${_rc_phimoe_short} --bug computed_attention_factor)
 # Long factors and long mscale already at seq_len == original: fails at max position 4095. ropecheck names
-# the mscale half (attention_factor_wrong: 1.24316 where 1.1 is claimed) and leaves the frequencies
-# (long factors) unexplained. At 4096 both rules pick the long regime: the same kernel passes.
-ropecheck_torch_family_case(phimoe_at_4095_float32_switch_at_equality 1 attention_factor_wrong phimoe --dtype float32
+# the frequencies first (scaling_wrong: "LongRoPE with the long factors at sequence length 4096, where the short
+# ones apply", judge/src/pass_scaling_fit.cpp), then the mscale half (attention_factor_wrong: 1.24316 where 1.1
+# is claimed). At 4096 both rules pick the long regime: the same kernel passes.
+ropecheck_torch_family_case(phimoe_at_4095_float32_switch_at_equality 1 scaling_wrong phimoe --dtype float32
                             ${_rc_phimoe_4095} --bug switch_at_equality)
 ropecheck_torch_family_case(phimoe_at_4096_float32_switch_at_equality 0 - phimoe --dtype float32
                             ${_rc_phimoe_4096} --bug switch_at_equality)

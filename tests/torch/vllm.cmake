@@ -109,11 +109,12 @@ set(ROPECHECK_TORCH_VLLM_AUDIT_ARGS "--max-model-len 4096")
 ropecheck_torch_vllm_case(longrope_max_model_len_4096_float32 0 - longrope --dtype float32 --max-model-len 4096)
 unset(ROPECHECK_TORCH_VLLM_AUDIT_ARGS)
 ropecheck_torch_vllm_case(longrope_float32_no_max_model_len 2 - longrope --dtype float32)
-# Read as transformers reads the file: a short dump claims the short factors and fails (ropecheck names no
-# bug class: "unexplained", 63 bands off); a long dump (max position 131071 > 4096) claims the long ones and
-# passes: the readings differ only below the original length.
+# Read as transformers reads the file: a short dump claims the short factors and fails, named as what vLLM does
+# (scaling_wrong: "LongRoPE with the long factors at sequence length 4001, where the short ones apply"); a long
+# dump (max position 131071 > 4096) claims the long ones and passes: the readings differ only below the
+# original length.
 set(ROPECHECK_TORCH_VLLM_TRANSFORMERS ON)
-ropecheck_torch_vllm_case(longrope_short_float32_transformers_reading 1 unexplained longrope --dtype float32 ${_rc_vllm_short})
+ropecheck_torch_vllm_case(longrope_short_float32_transformers_reading 1 scaling_wrong longrope --dtype float32 ${_rc_vllm_short})
 ropecheck_torch_vllm_case(longrope_float32_transformers_reading 0 - longrope --dtype float32)
 unset(ROPECHECK_TORCH_VLLM_TRANSFORMERS)
 
