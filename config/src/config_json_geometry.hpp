@@ -180,13 +180,12 @@ inline lengths read_geometry(const reader& r, const json& t, const json& b, cons
         // transformers 4.4x's GPTNeoXConfig.__init__ (models/gpt_neox/configuration_gpt_neox.py) sets
         // self.partial_rotary_factor = rotary_pct, so a config it saved, or its to_dict(), holds both: an equal copy
         // is that; another value is read by one version and overwritten by another, so it stays an error.
-        if (prf_top && (!pct || *prf_top != *pct))
-          r.fail("partial_rotary_factor", pct ? "contradicts rotary_pct (" + fmt(*pct) + " vs " + fmt(*prf_top) + "): " + fam.via +
-                                                    " reads rotary_pct, and transformers' config class copies it into partial_rotary_factor"
-                                              : "not read by " + fam.via + ": its fraction is rotary_pct");
-        if (prf_top)
+        if (prf_top) {
+          if (!pct) r.fail("partial_rotary_factor", "not read by " + fam.via + ": its fraction is rotary_pct");
+          (void)r.agree(pct, "rotary_pct", prf_top, "partial_rotary_factor");
           log.add("partial_rotary_factor", fmt(*prf_top), fact_origin::file,
                   "equal to rotary_pct: the copy transformers' config class writes (GPTNeoXConfig.__init__ in 4.4x)");
+        }
         frac = r.agree(pct, "rotary_pct", prf_block, at("partial_rotary_factor"));
         frac_key = pct ? "rotary_pct" : at("partial_rotary_factor");
       } else if (pct) {
@@ -276,11 +275,9 @@ inline lengths read_geometry(const reader& r, const json& t, const json& b, cons
     // An equal copy of the family's base key is what transformers 4.4x's config classes write (GPTNeoXConfig.__init__:
     // self.rope_theta = rotary_emb_base); another value is an error, as is rope_theta where the base is fixed.
     const auto copy = base_key.empty() ? std::nullopt : r.number(t, "rope_theta", "rope_theta");
-    if (!copy || !theta || !t.contains(base_key) || *copy != *theta)
-      r.fail("rope_theta", !base_key.empty() && copy && theta && t.contains(base_key)
-                               ? "contradicts " + base_key + " (" + fmt(*theta) + " vs " + fmt(*copy) + "): " + fam.via + " reads " +
-                                     base_key + ", and transformers' config class copies it into rope_theta"
-                               : "not read by " + fam.via + ": its base is " + (base_key.empty() ? std::string("fixed at 10000") : base_key));
+    if (!copy || !theta || !t.contains(base_key))
+      r.fail("rope_theta", "not read by " + fam.via + ": its base is " + (base_key.empty() ? std::string("fixed at 10000") : base_key));
+    (void)r.agree(theta, base_key, copy, "rope_theta");
     log.add("rope_theta", fmt(*copy), fact_origin::file,
             "equal to " + base_key + ": the copy transformers' config class writes (GPTNeoXConfig.__init__ in 4.4x)");
   }

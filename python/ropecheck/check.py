@@ -52,6 +52,14 @@ def claim_flags(claim: Optional[Dict[str, Any]]) -> List[str]:
     return out
 
 
+# A failing vLLM kernel judged against transformers' reading of its config: say how to claim vLLM's own reading
+# (config/src/config_json_vllm.hpp; docs/configs.md, the engine variants table), which the claim never guesses.
+VLLM_READING_NOTE = ("the claim is transformers' reading of the config; vLLM reads some rules its own way (dynamic NTK "
+                     "as one static base, Phi-3's LongRoPE once per engine, YaRN's attention factor, M-RoPE with YaRN): "
+                     "claim={'engine': 'vllm'} (and 'max_model_len' for LongRoPE) claims vLLM's reading "
+                     "(docs/configs.md, the engine variants)")
+
+
 def _config_path(config: Any, where: Optional[Path]) -> str:
     """The absolute path of the claimed config.json: as given, or a dict / to_dict() object written to `where`."""
     if isinstance(config, (str, os.PathLike)):
@@ -215,14 +223,6 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     if not v.passed and adapter == "vllm" and "--engine" not in probe_meta_args:
         v.notes.append(VLLM_READING_NOTE)
     return v
-
-
-# A failing vLLM kernel judged against transformers' reading of its config: say how to claim vLLM's own reading
-# (config/src/config_json_vllm.hpp; docs/configs.md, the engine variants table), which the claim never guesses.
-VLLM_READING_NOTE = ("the claim is transformers' reading of the config; vLLM reads some rules its own way (dynamic NTK "
-                     "as one static base, Phi-3's LongRoPE once per engine, YaRN's attention factor, M-RoPE with YaRN): "
-                     "claim={'engine': 'vllm'} (and 'max_model_len' for LongRoPE) claims vLLM's reading "
-                     "(docs/configs.md, the engine variants)")
 
 
 def _probe_claim_args(probe_path: Path) -> List[str]:
