@@ -41,15 +41,24 @@ probe_set make_probe(const rope_config& c, std::uint64_t seed, int heads) {
   s.heads = heads;
   s.head_dim = c.head_dim;
   s.seed = seed;
+  s.x = probe_inputs(seed, s.tokens(), heads, c.head_dim);
+  return s;
+}
+
+std::vector<double> probe_inputs(std::uint64_t seed, int tokens, int heads, int head_dim) {
   std::uint64_t state = seed;
-  const auto n = static_cast<std::size_t>(s.tokens()) * static_cast<std::size_t>(heads) *
-                 static_cast<std::size_t>(c.head_dim);
-  s.x.resize(n);
-  for (auto& v : s.x) {
+  std::vector<double> x(static_cast<std::size_t>(tokens) * static_cast<std::size_t>(heads) *
+                        static_cast<std::size_t>(head_dim));
+  for (auto& v : x) {
     const auto k = static_cast<int>(splitmix64(state) % 255) - 127;  // [-127, 127]
     v = (k == 0 ? 1 : k) / 128.0;  // never zero: every pair is measurable
   }
-  return s;
+  return x;
+}
+
+std::uint64_t qk_seed(std::uint64_t seed, qk_stream s) noexcept {
+  std::uint64_t state = seed ^ (0x51ed2700ULL + static_cast<std::uint64_t>(s));
+  return splitmix64(state);
 }
 
 const char* call_form_phrase(call_form f) noexcept {

@@ -42,6 +42,15 @@ inline constexpr std::uint64_t default_seed = 0x5eed2026;
 // The whole probe set: positions for c, `heads` heads of c.head_dim coordinates, inputs from seed.
 [[nodiscard]] probe_set make_probe(const rope_config& c, std::uint64_t seed, int heads = 4);
 
+// tokens x heads x head_dim inputs as the probe draws them (each k/128, k a nonzero draw in [-127, 127] of the
+// splitmix64 stream of `seed`): make_probe's x is probe_inputs(seed, ...).
+[[nodiscard]] std::vector<double> probe_inputs(std::uint64_t seed, int tokens, int heads, int head_dim);
+
+// The qk form (scores.hpp): the probe set's x are the queries; the keys and the other inputs of the crossing
+// check are further draws, each from its own stream of the probe's seed (qk_stream).
+enum class qk_stream : std::uint64_t { keys = 1, other_queries = 2, other_keys = 3 };
+[[nodiscard]] std::uint64_t qk_seed(std::uint64_t seed, qk_stream s) noexcept;
+
 // How a door's kernel is called on the probe set; every door that drives a kernel walks the same plan
 // (plan_calls), so that they judge the same calls:
 //   prefill  each run of consecutive probe positions in one call, at most max_prefill_tokens a call; an
