@@ -343,21 +343,44 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
   const std::string probed = meta("convention");
   const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
   for (const judge::call_form form : contents.forms) {
-    const auto t0 = clock::now();
-    if (!af.quiet) std::fprintf(stderr, "[audit] reading %s (%s calls)\n", af.dump.c_str(), judge::to_string(form));
-    audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, std::string(judge::to_string(form)) + ".y");
-    const double read = std::chrono::duration<double>(clock::now() - t0).count();
-    audit::probe_form_report f{form, {}, {}, false};
+    const std::string fname = judge::to_string(form);
     const probe_context probe{probed, give, &contents.call_seq_len.at(form)};
-    try {
-      f.r = audit_loaded(std::move(in), read, af, cf, command, &probe);
-    } catch (const probe_claim_mismatch&) {
-      throw;
-    } catch (const usage_error& e) {
-      throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
+    // One side of the form: its inputs and outputs audited as a dump (widened first when `widened` is given).
+    const auto judge_side = [&](const std::string& x, const std::string& y, judge::dump* widened) {
+      const auto t0 = clock::now();
+      if (!af.quiet) std::fprintf(stderr, "[audit] reading %s (%s calls, %s)\n", af.dump.c_str(), fname.c_str(), y.c_str());
+      audit::loaded_dump in = audit::load_dump(af.dump, af.dtype, y, x);
+      if (widened) *widened = judge::widen(in.d);
+      const double read = std::chrono::duration<double>(clock::now() - t0).count();
+      try {
+        return audit_loaded(std::move(in), read, af, cf, command, &probe);
+      } catch (const probe_claim_mismatch&) {
+        throw;
+      } catch (const usage_error& e) {
+        throw usage_error(std::string(e.what()) + " (the probe was made for \"" + probed + "\": " + give + ")");
+      }
+    };
+    audit::probe_form_report f;
+    f.form = form;
+    if (!contents.qk) {
+      f.r = judge_side("x", fname + ".y", nullptr);
+      if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
+      f.passed = f.call_findings.empty() && f.r.v.pass;
+    } else {  // the qk form: each side alone, then the pair (ropecheck/judge/scores.hpp)
+      judge::dump queries, keys;
+      f.r = judge_side("q", fname + ".q_out", &queries);
+      f.keys = judge_side("k", fname + ".k_out", &keys);
+      const bool sides_pass = f.r.v.pass && f.keys->v.pass;
+      const std::optional<judge::finding> crossed =
+          sides_pass ? std::nullopt : judge::crossed_outputs(queries, keys, f.r.claimed, af.seq_len);
+      f.pair_findings = judge::qk_findings(f.r.v, f.keys->v, crossed);
+      f.score = judge::measure_score_identity(queries, keys, f.r.claimed);
+      if (form == judge::call_form::prefill) {
+        if (contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
+        if (contents.crossed) f.call_findings.push_back(*contents.crossed);
+      }
+      f.passed = f.call_findings.empty() && sides_pass && !crossed;
     }
-    if (form == judge::call_form::prefill && contents.nondeterministic) f.call_findings.push_back(*contents.nondeterministic);
-    f.passed = f.call_findings.empty() && f.r.v.pass;
     pr.forms.push_back(std::move(f));
   }
   pr.rerun = "ropecheck audit " + cli::shell_word(af.dump);

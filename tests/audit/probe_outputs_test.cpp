@@ -59,6 +59,21 @@ std::vector<tensor_out> identity_outputs(plugin::dtype dt = plugin::dtype::f32) 
   return t;
 }
 
+// The qk form's outputs file of a kernel returning its inputs (q' = q, k' = k in every run).
+const judge::probe_set& qk_probe() {
+  static const judge::probe_set p = judge::make_probe(*find_preset("llama3-8b"), 20240601, 4);
+  return p;
+}
+std::vector<tensor_out> identity_qk_outputs() {
+  std::vector<tensor_out> t = probe::probe_tensors_qk(qk_probe(), 2, plugin::dtype::f32);
+  const tensor_out q = named(t, "q"), k = named(t, "k");
+  for (const char* y : {"prefill.q_out", "prefill.q_out_again", "prefill.q_out_kalt", "decode.q_out"})
+    t.push_back({y, q.type, q.shape, q.bytes});
+  for (const char* y : {"prefill.k_out", "prefill.k_out_again", "prefill.k_out_qalt", "decode.k_out"})
+    t.push_back({y, k.type, k.shape, k.bytes});
+  return t;
+}
+
 std::map<std::string, std::string> outputs_metadata(const std::string& version = "1") {
   return {{"ropecheck_probe", "1"}, {"ropecheck_probe_outputs", version}, {"kernel", "identity"}, {"dtype", "float32"}};
 }
@@ -263,12 +278,69 @@ TEST_F(ProbeOutputs, is_probe_outputs_is_false_for_anything_but_an_outputs_file)
 }
 
 // merge: the door's call findings of a form before the judge's, a failing form first (judge::merge_forms).
+// --- The qk form (metadata form "qk"): q and k, each form's q_out and k_out, the repeated prefill runs ---
+
+std::map<std::string, std::string> qk_metadata() {
+  auto m = outputs_metadata();
+  m["form"] = "qk";
+  return m;
+}
+
+TEST_F(ProbeOutputs, a_qk_file_reads_with_both_forms_and_no_finding) {
+  const auto c = audit::read_probe_outputs(write(identity_qk_outputs(), qk_metadata()));
+  EXPECT_TRUE(c.qk);
+  EXPECT_EQ(c.forms, (std::vector<call_form>{call_form::prefill, call_form::decode}));
+  EXPECT_FALSE(c.nondeterministic);
+  EXPECT_FALSE(c.crossed);
+}
+
+TEST_F(ProbeOutputs, q_out_moving_with_the_other_keys_is_qk_crossed_and_k_out_again_differing_is_nondeterministic) {
+  auto t = identity_qk_outputs();
+  named(t, "prefill.q_out_kalt").bytes[0] ^= 0x01;
+  const auto c = audit::read_probe_outputs(write(t, qk_metadata()));
+  ASSERT_TRUE(c.crossed);
+  EXPECT_EQ(c.crossed->bug_class, judge::classes::qk_crossed);
+  EXPECT_NE(c.crossed->sentence.find("q's outputs depend on k's inputs"), std::string::npos) << c.crossed->sentence;
+  EXPECT_FALSE(c.nondeterministic);
+  auto u = identity_qk_outputs();
+  auto& again = named(u, "prefill.k_out_again");
+  again.bytes[again.bytes.size() - 1] ^= 0x80;
+  const auto d = audit::read_probe_outputs(write(u, qk_metadata()));
+  ASSERT_TRUE(d.nondeterministic);
+  EXPECT_NE(d.nondeterministic->sentence.find("(k's outputs)"), std::string::npos) << d.nondeterministic->sentence;
+  EXPECT_FALSE(d.crossed);
+}
+
+TEST_F(ProbeOutputs, each_missing_qk_run_is_an_input_error_naming_it) {
+  for (const char* run : {"prefill.q_out_again", "prefill.k_out_again", "prefill.q_out_kalt", "prefill.k_out_qalt"}) {
+    auto t = identity_qk_outputs();
+    drop(t, run);
+    expect_rejected(write(t, qk_metadata()), {run});
+  }
+  auto t = identity_qk_outputs();
+  drop(t, "decode.k_out");
+  expect_rejected(write(t, qk_metadata()), {"decode.q_out and decode.k_out go together"});
+  auto u = identity_qk_outputs();
+  drop(u, "k");
+  expect_rejected(write(u, qk_metadata()), {"no tensor 'k'"});
+  auto m = qk_metadata();
+  m["form"] = "attention";
+  expect_rejected(write(identity_qk_outputs(), m), {"form", "attention"});
+}
+
+TEST_F(ProbeOutputs, a_k_out_not_shaped_as_k_is_an_input_error_naming_both) {
+  auto t = identity_qk_outputs();
+  const tensor_out q = named(t, "q");
+  named(t, "decode.k_out") = {"decode.k_out", q.type, q.shape, q.bytes};
+  expect_rejected(write(t, qk_metadata()), {"decode.k_out", "k is"});
+}
+
 TEST(ProbeOutputsMerge, call_findings_come_before_the_judges_and_a_failing_form_first) {
   audit::probe_outputs_report r;
-  audit::probe_form_report decode{call_form::decode, {}, {}, true};
+  audit::probe_form_report decode{call_form::decode, {}, {}, true, {}, {}, {}};
   decode.r.v.pass = true;
   decode.r.v.findings.push_back({judge::classes::angle_drift_fp32, "drift", 0.5});
-  audit::probe_form_report prefill{call_form::prefill, {}, {{judge::classes::nondeterministic, "twice differ", 1.0}}, false};
+  audit::probe_form_report prefill{call_form::prefill, {}, {{judge::classes::nondeterministic, "twice differ", 1.0}}, false, {}, {}, {}};
   prefill.r.v.pass = true;
   prefill.r.v.findings.push_back({judge::classes::angle_drift_fp32, "drift", 0.5});
   r.forms = {decode, prefill};

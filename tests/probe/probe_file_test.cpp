@@ -293,6 +293,32 @@ TEST(ProbeFile, an_mrope_probe_limited_to_max_position_keeps_every_row_at_or_bel
   for (const auto form : {call_form::prefill, call_form::decode}) check_form(p, file, form);
 }
 
+// The qk form: q is the probe's x; k, q_alt and k_alt are further draws of the seed, each different; the plans
+// as the x form's; kv_heads must divide heads (a case at 8/3 and at 8/8).
+TEST(ProbeFile, the_qk_form_holds_q_k_and_their_alternates_with_the_same_plans) {
+  const auto p = judge::make_probe(llama(), kSeed, 8);
+  const std::string bytes = audit::safetensors_bytes(probe::probe_tensors_qk(p, 2, plugin::dtype::f32), {{"ropecheck_probe", "1"}});
+  const auto file = audit::parse_safetensors({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, "qk.safetensors");
+  std::vector<std::string> names;
+  for (const auto& [name, t] : file) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"decode.calls", "decode.keep", "decode.positions", "decode.token", "k", "k_alt",
+                                             "positions", "prefill.calls", "prefill.keep", "prefill.positions",
+                                             "prefill.token", "q", "q_alt"}));
+  EXPECT_EQ(file.at("q").shape, shape({p.tokens(), 8, 128}));
+  EXPECT_EQ(file.at("k").shape, shape({p.tokens(), 2, 128}));
+  EXPECT_EQ(file.at("q_alt").shape, shape({p.tokens(), 8, 128}));
+  EXPECT_EQ(file.at("k_alt").shape, shape({p.tokens(), 2, 128}));
+  EXPECT_EQ(file.at("q").values, p.x);
+  EXPECT_NE(file.at("q_alt").values, p.x);
+  EXPECT_NE(file.at("k").values, file.at("k_alt").values);
+  const std::vector<double> k_first(file.at("q").values.begin(),
+                                    file.at("q").values.begin() + static_cast<std::ptrdiff_t>(file.at("k").values.size()));
+  EXPECT_NE(file.at("k").values, k_first) << "k is not a prefix of q's stream";
+  for (const auto form : {call_form::prefill, call_form::decode}) check_form(p, file, form);
+  EXPECT_THROW((void)probe::probe_tensors_qk(p, 3, plugin::dtype::f32), std::invalid_argument);
+  EXPECT_NO_THROW((void)probe::probe_tensors_qk(p, 8, plugin::dtype::f32));
+}
+
 TEST(ParseDtype, the_four_names_are_the_kernel_dtypes) {
   EXPECT_EQ(probe::parse_dtype("float32"), plugin::dtype::f32);
   EXPECT_EQ(probe::parse_dtype("bfloat16"), plugin::dtype::bf16);

@@ -136,8 +136,17 @@ std::string audit_dtype_name(dtype t) {
   }
 }
 
+namespace {
+// A tensor of an outputs file of the probe's calls (probe_outputs.hpp) other than the one judged: the plan, the
+// other forms' outputs, the qk form's other inputs.
+bool probe_outputs_tensor(const std::string& name) {
+  return name.rfind("prefill.", 0) == 0 || name.rfind("decode.", 0) == 0 || name == "x" || name == "q" || name == "k" ||
+         name == "q_alt" || name == "k_alt";
+}
+}  // namespace
+
 loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std::string>& declared_dtype,
-                      const std::string& y_tensor) {
+                      const std::string& y_tensor, const std::string& x_tensor) {
   namespace fs = std::filesystem;
   if (declared_dtype && *declared_dtype != "bfloat16" && *declared_dtype != "float16" &&
       *declared_dtype != "float32" && *declared_dtype != "float64")
@@ -173,7 +182,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     }
     return it->second;
   };
-  tensor_bytes& x = need("x");
+  tensor_bytes& x = need(x_tensor);
   tensor_bytes& y = need(y_tensor);
   tensor pos = decode(need("positions"));
 
@@ -273,7 +282,7 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
     throw input_error(path, "x has shape " + shape_string(x.shape) + ": more tokens or heads than the audit handles");
   const bool x_mapped = in_mapping(mapped.files, x.bytes), y_mapped = in_mapping(mapped.files, y.bytes);
   if (scan_non_finite(x, x_mapped))
-    throw input_error(where("x"), "x (the inputs) holds NaN or infinity: nothing to audit there");
+    throw input_error(where(x_tensor), "x (the inputs) holds NaN or infinity: nothing to audit there");
 
   out.x_dtype = audit_dtype_name(x.type);
   out.d.dtype = audit_dtype_name(y.type);
@@ -336,8 +345,8 @@ loaded_dump load_dump(const std::filesystem::path& path, const std::optional<std
       throw input_error(where("inv_freq"), "inv_freq has shape " + shape_string(s) + ": expected [rotary_dim / 2]");
   }
   for (const auto& [name, t] : ts)
-    if (name != "positions" && name != "x" && name != y_tensor && name != "cos" && name != "sin" && name != "inv_freq" &&
-        (y_tensor == "y" || (name.rfind("prefill.", 0) != 0 && name.rfind("decode.", 0) != 0)))
+    if (name != "positions" && name != x_tensor && name != y_tensor && name != "cos" && name != "sin" &&
+        name != "inv_freq" && (y_tensor == "y" || !probe_outputs_tensor(name)))
       out.notes.push_back("tensor '" + name + "' is not part of the dump contract: ignored");
   out.files = std::move(mapped.files);  // the mappings move, the bytes the view reads do not
   return out;

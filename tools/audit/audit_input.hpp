@@ -60,10 +60,11 @@ struct loaded_dump {
 // declared_dtype: "bfloat16" declares '<u2' arrays of an .npy directory as bf16; for any format,
 // a declared dtype that contradicts y's stored dtype is an input_error.
 // y_tensor: the outputs' tensor name ("y"; "prefill.y" / "decode.y" in an outputs file of the probe's
-// calls, probe_outputs.hpp, whose other tensors are then not listed as ignored).
+// calls, probe_outputs.hpp, whose other tensors are then not listed as ignored; "prefill.q_out" with x_tensor
+// "q" for the queries of the qk form).
 [[nodiscard]] loaded_dump load_dump(const std::filesystem::path& path,
                                     const std::optional<std::string>& declared_dtype = {},
-                                    const std::string& y_tensor = "y");
+                                    const std::string& y_tensor = "y", const std::string& x_tensor = "x");
 
 // The dump of some of in's tokens (in the order given; each an index below in.d.tokens): their
 // positions, rows, x and y copied (token-major), the rest as in's (its caches dropped). For a door

@@ -60,6 +60,45 @@ std::vector<std::int64_t> call_sequence_lengths(const std::filesystem::path& fil
   return seq;
 }
 
+// The positions of the file's tokens (row 0 of [R, T]).
+std::vector<std::int64_t> token_positions(const std::filesystem::path& file, const mapped_tensors& m, std::size_t tokens) {
+  const tensor pos = decode(m.tensors.at("positions"));
+  if (pos.values.size() < tokens) throw input_error(file, "positions has fewer values than the inputs have tokens");
+  std::vector<std::int64_t> positions(tokens);
+  for (std::size_t i = 0; i < tokens; ++i) positions[i] = static_cast<std::int64_t>(pos.values[i]);
+  return positions;
+}
+
+// The qk form's repeated prefill runs: again (nondeterministic, either output) and the crossing probe.
+void read_qk_repeats(const std::filesystem::path& file, const mapped_tensors& m, probe_outputs_contents& out) {
+  const bool prefill = std::find(out.forms.begin(), out.forms.end(), judge::call_form::prefill) != out.forms.end();
+  static const char* const runs[] = {"prefill.q_out_again", "prefill.k_out_again", "prefill.q_out_kalt", "prefill.k_out_qalt"};
+  for (const char* name : runs) {
+    const auto it = m.tensors.find(name);
+    if (!prefill && it != m.tensors.end()) throw input_error(file, std::string(name) + " without prefill.q_out");
+    if (!prefill) continue;
+    if (it == m.tensors.end())
+      throw input_error(file, std::string("prefill.q_out without ") + name + ": the qk form applies the prefill plan four "
+                              "times (again, with the keys k_alt, with the queries q_alt; docs/scores.md)");
+    const std::string base = std::string(name).substr(0, std::string(name).rfind('_'));  // prefill.q_out
+    const tensor_bytes& first = m.tensors.at(base);
+    if (it->second.shape != first.shape || it->second.type != first.type)
+      throw input_error(file, std::string(name) + " is not shaped and typed as " + base);
+  }
+  if (!prefill) return;
+  const tensor_bytes& q = m.tensors.at("q");
+  const tensor_bytes& k = m.tensors.at("k");
+  const std::vector<std::int64_t> positions = token_positions(file, m, static_cast<std::size_t>(q.shape[0]));
+  const int Hq = static_cast<int>(q.shape[1]), Hk = static_cast<int>(k.shape[1]), D = static_cast<int>(q.shape[2]);
+  const tensor q_out = decode(m.tensors.at("prefill.q_out")), k_out = decode(m.tensors.at("prefill.k_out"));
+  const tensor q_again = decode(m.tensors.at("prefill.q_out_again")), k_again = decode(m.tensors.at("prefill.k_out_again"));
+  out.nondeterministic = judge::repeat_call_finding(q_out.values, q_again.values, positions, Hq, D, "prefill calls (q's outputs)");
+  if (!out.nondeterministic)
+    out.nondeterministic = judge::repeat_call_finding(k_out.values, k_again.values, positions, Hk, D, "prefill calls (k's outputs)");
+  const tensor q_kalt = decode(m.tensors.at("prefill.q_out_kalt")), k_qalt = decode(m.tensors.at("prefill.k_out_qalt"));
+  out.crossed = judge::crossing_finding(q_out.values, q_kalt.values, k_out.values, k_qalt.values, positions, Hq, Hk, D);
+}
+
 }  // namespace
 
 bool is_probe_outputs(const std::filesystem::path& file) {
@@ -87,24 +126,58 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
                                                     "and the outputs of each call form (docs/python.md)");
     return it->second;
   };
-  const tensor_bytes& x = need("x");
-  if (x.shape.size() != 3 || x.shape[0] < 1 || x.shape[1] < 1 || x.shape[2] < 2)
-    throw input_error(file, "x is " + shape_string(x.shape) + ", not [tokens, heads, head_dim]");
+  const auto form_it = out.metadata.find("form");
+  const std::string form_name = form_it == out.metadata.end() ? "x" : form_it->second;
+  if (form_name != "x" && form_name != "qk")
+    throw input_error(file, "__metadata__ form is \"" + form_name + "\": this ropecheck reads the forms x and qk");
+  out.qk = form_name == "qk";
+  // The inputs and, per form, the outputs judged against them: x -> F.y, or q -> F.q_out and k -> F.k_out.
+  const std::vector<std::pair<std::string, std::string>> sides =
+      out.qk ? std::vector<std::pair<std::string, std::string>>{{"q", ".q_out"}, {"k", ".k_out"}}
+             : std::vector<std::pair<std::string, std::string>>{{"x", ".y"}};
+  std::int64_t tokens = -1;
+  for (const auto& [in, suffix] : sides) {
+    const tensor_bytes& x = need(in);
+    if (x.shape.size() != 3 || x.shape[0] < 1 || x.shape[1] < 1 || x.shape[2] < 2)
+      throw input_error(file, in + " is " + shape_string(x.shape) + ", not [tokens, heads, head_dim]");
+    if (tokens >= 0 && x.shape[0] != tokens) throw input_error(file, "q and k hold different numbers of tokens");
+    tokens = x.shape[0];
+  }
+  if (out.qk) {
+    const tensor_bytes &q = need("q"), &k = need("k");
+    if (q.shape[2] != k.shape[2] || q.type != k.type || q.shape[1] % k.shape[1] != 0)
+      throw input_error(file, "q " + std::string(dtype_name(q.type)) + " " + shape_string(q.shape) + " and k " +
+                                  std::string(dtype_name(k.type)) + " " + shape_string(k.shape) +
+                                  " must share head_dim and dtype, with k's heads dividing q's");
+  }
   (void)need("positions");
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
     const std::string f = judge::to_string(form);
     for (const char* part : {".calls", ".positions", ".token", ".keep"}) (void)need(f + part);
-    const auto y = m.tensors.find(f + ".y");
-    if (y == m.tensors.end()) continue;
-    if (y->second.shape != x.shape || y->second.type != x.type)
-      throw input_error(file, f + ".y is " + std::string(dtype_name(y->second.type)) + " " + shape_string(y->second.shape) +
-                                  " but x is " + std::string(dtype_name(x.type)) + " " + shape_string(x.shape) +
-                                  ": the outputs must have the inputs' shape and dtype");
+    std::size_t present = 0;
+    for (const auto& [in, suffix] : sides) {
+      const auto y = m.tensors.find(f + suffix);
+      if (y == m.tensors.end()) continue;
+      ++present;
+      const tensor_bytes& x = m.tensors.at(in);
+      if (y->second.shape != x.shape || y->second.type != x.type)
+        throw input_error(file, f + suffix + " is " + std::string(dtype_name(y->second.type)) + " " +
+                                    shape_string(y->second.shape) + " but " + in + " is " + std::string(dtype_name(x.type)) +
+                                    " " + shape_string(x.shape) + ": the outputs must have the inputs' shape and dtype");
+    }
+    if (present == 0) continue;
+    if (present != sides.size()) throw input_error(file, f + ".q_out and " + f + ".k_out go together: one is missing");
     out.forms.push_back(form);
-    out.call_seq_len[form] = call_sequence_lengths(file, f, m, static_cast<std::size_t>(x.shape[0]));
+    out.call_seq_len[form] = call_sequence_lengths(file, f, m, static_cast<std::size_t>(tokens));
   }
   if (out.forms.empty())
-    throw input_error(file, "neither prefill.y nor decode.y is present: no outputs to judge");
+    throw input_error(file, out.qk ? "neither prefill.q_out nor decode.q_out is present: no outputs to judge"
+                                   : "neither prefill.y nor decode.y is present: no outputs to judge");
+  if (out.qk) {
+    read_qk_repeats(file, m, out);
+    return out;
+  }
+  const tensor_bytes& x = m.tensors.at("x");
   const auto y = m.tensors.find("prefill.y"), again = m.tensors.find("prefill.y_again");
   if (again != m.tensors.end() && y == m.tensors.end()) throw input_error(file, "prefill.y_again without prefill.y");
   if (y != m.tensors.end()) {
@@ -114,11 +187,8 @@ probe_outputs_contents read_probe_outputs(const std::filesystem::path& file) {
     if (again->second.shape != y->second.shape || again->second.type != y->second.type)
       throw input_error(file, "prefill.y_again is not shaped and typed as prefill.y");
     // The one repeat-call check of every door (ropecheck/judge/repeat_calls.hpp), on the values widened exactly.
-    const tensor first = decode(y->second), second = decode(again->second), pos = decode(m.tensors.at("positions"));
-    const auto tokens = static_cast<std::size_t>(x.shape[0]);
-    if (pos.values.size() < tokens) throw input_error(file, "positions has fewer values than x has tokens");
-    std::vector<std::int64_t> positions(tokens);
-    for (std::size_t i = 0; i < tokens; ++i) positions[i] = static_cast<std::int64_t>(pos.values[i]);  // row 0 of [R, T]
+    const tensor first = decode(y->second), second = decode(again->second);
+    const std::vector<std::int64_t> positions = token_positions(file, m, static_cast<std::size_t>(x.shape[0]));
     out.nondeterministic = judge::repeat_call_finding(first.values, second.values, positions, static_cast<int>(x.shape[1]),
                                                       static_cast<int>(x.shape[2]), "prefill calls");
   }
@@ -186,7 +256,8 @@ void merge(probe_outputs_report& r) {
   std::vector<judge::form_outcome> forms;
   for (const auto& f : r.forms) {
     judge::form_outcome o{f.form, f.passed, f.call_findings};
-    o.findings.insert(o.findings.end(), f.r.v.findings.begin(), f.r.v.findings.end());
+    const std::vector<judge::finding>& judged = f.keys ? f.pair_findings : f.r.v.findings;
+    o.findings.insert(o.findings.end(), judged.begin(), judged.end());
     forms.push_back(std::move(o));
   }
   r.merged = judge::merge_forms(forms);
@@ -202,8 +273,20 @@ std::string probe_outputs_summary(const probe_outputs_report& r) {
   for (const auto& f : r.merged.findings)
     if (judge::is_call_failure(f.bug_class)) s += judge::finding_line(f, "  ");
   for (const auto& f : r.forms) {
-    s += std::string("\n-- the probe in ") + judge::call_form_phrase(f.form) + ", judged as `ropecheck audit` judges a dump --\n";
-    s += human_summary(f.r);
+    const std::string phrase = judge::call_form_phrase(f.form);
+    if (!f.keys) {
+      s += "\n-- the probe in " + phrase + ", judged as `ropecheck audit` judges a dump --\n" + human_summary(f.r);
+      continue;
+    }
+    s += "\n-- the probe in " + phrase + ": the queries, judged as a dump --\n" + human_summary(f.r);
+    s += "\n-- the probe in " + phrase + ": the keys, judged as a dump --\n" + human_summary(*f.keys);
+    s += "\n-- the probe in " + phrase + ": queries and keys together --\n";
+    if (f.score)
+      s += judge::fmt("  score identity: |<q'_m, k'_n> - af^2 <q_m, R(n - m) k_n>| / (af^2 |q| |k|) at most %.3g; at most %.3g of "
+                      "its allowance (m %lld, n %lld, query head %d; %lld pairs)\n",
+                      f.score->violation, f.score->worst_ratio, static_cast<long long>(f.score->m),
+                      static_cast<long long>(f.score->n), f.score->q_head, static_cast<long long>(f.score->pairs));
+    for (const auto& x : f.pair_findings) s += judge::finding_line(x, "  ");
   }
   std::string forms;
   for (const auto& f : r.forms)
@@ -217,6 +300,7 @@ std::string probe_outputs_summary(const probe_outputs_report& r) {
 std::string probe_outputs_json(const probe_outputs_report& r) {
   nlohmann::json j = nlohmann::json::parse(to_json(r.forms.front().r));  // the first form's figures at the top, as the plugin door
   j["kind"] = "probe_outputs";
+  j["form"] = r.forms.front().keys ? "qk" : "x";
   j["command"] = r.command;
   j["source"] = r.source;
   j["pass"] = r.merged.passed;
@@ -232,6 +316,16 @@ std::string probe_outputs_json(const probe_outputs_report& r) {
   j["forms"] = nlohmann::json::object();
   for (const auto& f : r.forms) {
     nlohmann::json o = nlohmann::json::parse(to_json(f.r));
+    if (f.keys) {  // qk: each side's audit, the pair's findings and the score identity
+      o = nlohmann::json::object();
+      o["queries"] = nlohmann::json::parse(to_json(f.r));
+      o["keys"] = nlohmann::json::parse(to_json(*f.keys));
+      o["findings"] = nlohmann::json::array();
+      for (const auto& x : f.pair_findings) o["findings"].push_back(finding_json(x));
+      if (f.score)
+        o["score"] = {{"violation", f.score->violation}, {"worst_ratio", f.score->worst_ratio}, {"m", f.score->m}, {"n", f.score->n}, {"query_head", f.score->q_head},
+                      {"pairs", f.score->pairs}};
+    }
     o["calls"] = judge::call_form_phrase(f.form);
     o["pass"] = f.passed;
     o["exit_code"] = f.passed ? 0 : 1;
@@ -261,10 +355,11 @@ std::string probe_outputs_junit(const probe_outputs_report& r) {
        "\"/>\n    </properties>\n";
   for (const auto& f : r.forms) {
     s += "    <testcase classname=\"" + suite + "\" name=\"" + judge::call_form_phrase(f.form) + "\">\n";
-    const std::string text = human_summary(f.r);
+    const std::string text = human_summary(f.r) + (f.keys ? "\n" + human_summary(*f.keys) : std::string());
     if (!f.passed) {
       std::vector<judge::finding> all = f.call_findings;
-      all.insert(all.end(), f.r.v.findings.begin(), f.r.v.findings.end());
+      const std::vector<judge::finding>& judged = f.keys ? f.pair_findings : f.r.v.findings;
+      all.insert(all.end(), judged.begin(), judged.end());
       const judge::finding first = all.empty() ? judge::finding{judge::classes::unexplained, "the outputs fail the allowance", 0} : all.front();
       s += "      <failure type=\"" + cli::markup_escape(first.bug_class) + "\" message=\"" + cli::markup_escape(first.sentence) +
            "\">" + cli::markup_escape(text) + "</failure>\n";

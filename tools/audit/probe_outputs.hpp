@@ -18,6 +18,7 @@
 #include "audit_output.hpp"
 #include "ropecheck/config.hpp"
 #include "ropecheck/judge/forms.hpp"
+#include "ropecheck/judge/scores.hpp"
 
 namespace ropecheck::audit {
 
@@ -25,10 +26,16 @@ namespace ropecheck::audit {
 // else, unreadable files included: the dump reader then says what is wrong).
 [[nodiscard]] bool is_probe_outputs(const std::filesystem::path& file);
 
+// The qk form (metadata "form" "qk", docs/scores.md): inputs q [T, Hq, D] and k [T, Hk, D] instead of x; per form
+// F.q_out and F.k_out instead of F.y; prefill.q_out_again and prefill.k_out_again (the plan applied again), and the
+// crossing probe: prefill.q_out_kalt (q's outputs with the keys k_alt) and prefill.k_out_qalt (k's outputs with the
+// queries q_alt), which must equal prefill.q_out and prefill.k_out bitwise (judge::crossing_finding).
 struct probe_outputs_contents {
-  std::vector<judge::call_form> forms;           // the forms whose y is present, prefill first
+  bool qk = false;
+  std::vector<judge::call_form> forms;           // the forms whose outputs are present, prefill first
   std::map<std::string, std::string> metadata;   // the file's __metadata__
-  std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y
+  std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y (qk: either output)
+  std::optional<judge::finding> crossed;           // qk: the crossing probe moved an output
   // Per form present, per probe token: the sequence length of the call that kept it (the call's largest
   // position, every row, + 1: what transformers' dynamic_rope_update derives a call's length from).
   std::map<judge::call_form, std::vector<std::int64_t>> call_seq_len;
@@ -55,9 +62,12 @@ struct seq_len_group {
 
 struct probe_form_report {
   judge::call_form form = judge::call_form::prefill;
-  audit_report r;                       // the dump audit of {positions, x, <form>.y}
-  std::vector<judge::finding> call_findings;  // the door's (nondeterministic)
+  audit_report r;                       // the dump audit of {positions, x, <form>.y} (qk: of the queries alone)
+  std::vector<judge::finding> call_findings;  // the door's (nondeterministic; qk: the crossing probe's qk_crossed)
   bool passed = false;
+  std::optional<audit_report> keys;     // qk: the dump audit of the keys {positions, k, <form>.k_out}
+  std::optional<judge::score_identity> score;  // qk: the relative-offset identity at the score
+  std::vector<judge::finding> pair_findings;    // qk: the pair's findings (judge::qk_findings), which merge() reads
 };
 
 struct probe_outputs_report {

@@ -38,7 +38,12 @@ void probe_command::add_to(CLI::App& app) {
   app_->add_option("--dtype", dtype_, "the kernel's dtype: float32, bfloat16, float16 or float64")->required();
   app_->add_option("--out", out_, "the probe file to write (safetensors; layout: docs/python.md)")->required();
   app_->add_option("--seed", seed_, "seed of the probe's inputs (default: ROPECHECK_SEED, else the suites' default)");
-  app_->add_option("--heads", heads_, "heads per token")->check(CLI::Range(1, 64))->capture_default_str();
+  app_->add_option("--heads", heads_, "heads per token (the query heads of --form qk)")->check(CLI::Range(1, 64))->capture_default_str();
+  app_->add_option("--form", form_, "x: fn(x, positions) -> y; qk: fn(q, k, positions) -> (q', k'), judged together")
+      ->check(CLI::IsMember({"x", "qk"}))
+      ->capture_default_str();
+  app_->add_option("--kv-heads", kv_heads_, "--form qk: the key heads (dividing --heads: query head h reads key head h / (heads / kv_heads))")
+      ->check(CLI::Range(1, 64));
   app_->add_option("--max-position", max_position_,
                    "the kernel's last position (a cos/sin cache of N rows: N - 1); 0: no limit")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
@@ -53,6 +58,10 @@ int probe_command::run(const std::string& command) {
     if (const std::string missing = conv_.unsaid_by_flags_alone(); !missing.empty())
       throw std::invalid_argument("a claim by flags alone must say" + missing +
                                   " (or give --config config.json / --preset NAME, which say them)");
+    if (form_ == "qk" && !kv_heads_)
+      throw std::invalid_argument("--form qk needs --kv-heads N (the key heads; equal to --heads without GQA)");
+    if (form_ != "qk" && kv_heads_)
+      throw std::invalid_argument("--kv-heads is for --form qk (the x form has one tensor)");
     std::string claimed_from;
     std::vector<std::string> notes;
     rope_config fallback;  // flags alone: --head-dim, --base and --layout given (checked above), the rest RoPE's plain rule
@@ -73,6 +82,7 @@ int probe_command::run(const std::string& command) {
     const judge::probe_set& p = probe.set;
     std::map<std::string, std::string> meta{
         {"ropecheck_probe", "1"},
+        {"form", form_},
         {"dtype", dtype_},
         {"seed", std::to_string(seed)},
         {"heads", std::to_string(p.heads)},
@@ -85,8 +95,11 @@ int probe_command::run(const std::string& command) {
         {"notes", nlohmann::json(notes).dump()},
         {"ropecheck_version", ROPECHECK_VERSION},
         {"command", command}};
-    audit::write_safetensors(out_, probe_tensors(p, t), meta);
-    std::printf("ropecheck probe: %s: %d tokens x %d heads x %d (%s), %s; claim %s\n", out_.c_str(), p.tokens(), p.heads,
+    if (form_ == "qk") meta["kv_heads"] = std::to_string(*kv_heads_);
+    audit::write_safetensors(out_, form_ == "qk" ? probe_tensors_qk(p, *kv_heads_, t) : probe_tensors(p, t), meta);
+    const std::string heads = form_ == "qk" ? std::to_string(p.heads) + " query and " + std::to_string(*kv_heads_) + " key heads"
+                                            : std::to_string(p.heads) + " heads";
+    std::printf("ropecheck probe: %s: %d tokens x %s x %d (%s), %s; claim %s\n", out_.c_str(), p.tokens(), heads.c_str(),
                 p.head_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(), claimed_from.c_str());
     for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
     return 0;

@@ -61,13 +61,38 @@ plugin::dtype parse_dtype(const std::string& name) {
   throw std::invalid_argument("--dtype must be float32, bfloat16, float16 or float64, got '" + name + "'");
 }
 
+namespace {
+
+audit::tensor_out inputs_tensor(const std::string& name, const std::vector<double>& values, int tokens, int heads,
+                                int head_dim, plugin::dtype t) {
+  audit::tensor_out x{name, file_dtype(t), {tokens, heads, head_dim}, {}};
+  x.bytes.resize(values.size() * plugin::element_bytes(t));
+  plugin::to_wire(t, values, x.bytes.data());
+  return x;
+}
+
+}  // namespace
+
 std::vector<audit::tensor_out> probe_tensors(const judge::probe_set& p, plugin::dtype t) {
   std::vector<audit::tensor_out> out;
   out.push_back(positions_tensor("positions", p.positions, p.position_rows));
-  audit::tensor_out x{"x", file_dtype(t), {p.tokens(), p.heads, p.head_dim}, {}};
-  x.bytes.resize(p.x.size() * plugin::element_bytes(t));
-  plugin::to_wire(t, p.x, x.bytes.data());
-  out.push_back(std::move(x));
+  out.push_back(inputs_tensor("x", p.x, p.tokens(), p.heads, p.head_dim, t));
+  for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) add_plan(p, form, out);
+  return out;
+}
+
+std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int kv_heads, plugin::dtype t) {
+  if (kv_heads < 1 || p.heads % kv_heads != 0)
+    throw std::invalid_argument("--kv-heads " + std::to_string(kv_heads) + " must divide --heads " + std::to_string(p.heads) +
+                                " (query head h reads key head h / (heads / kv_heads), as transformers' repeat_kv)");
+  const int T = p.tokens(), D = p.head_dim;
+  const auto draw = [&](judge::qk_stream s, int heads) { return judge::probe_inputs(judge::qk_seed(p.seed, s), T, heads, D); };
+  std::vector<audit::tensor_out> out;
+  out.push_back(positions_tensor("positions", p.positions, p.position_rows));
+  out.push_back(inputs_tensor("q", p.x, T, p.heads, D, t));
+  out.push_back(inputs_tensor("k", draw(judge::qk_stream::keys, kv_heads), T, kv_heads, D, t));
+  out.push_back(inputs_tensor("q_alt", draw(judge::qk_stream::other_queries, p.heads), T, p.heads, D, t));
+  out.push_back(inputs_tensor("k_alt", draw(judge::qk_stream::other_keys, kv_heads), T, kv_heads, D, t));
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) add_plan(p, form, out);
   return out;
 }

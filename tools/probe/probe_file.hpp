@@ -25,6 +25,12 @@ namespace ropecheck::probe {
 // The tensors above for p in dtype t (x converted exactly: the probe's inputs are k/128).
 [[nodiscard]] std::vector<audit::tensor_out> probe_tensors(const judge::probe_set& p, plugin::dtype t);
 
+// The qk form (`ropecheck probe --form qk`, docs/scores.md): no x; the queries "q" (p.x, p.heads heads), the keys
+// "k" [T, kv_heads, D], and the crossing check's other inputs "q_alt" [T, heads, D] and "k_alt" [T, kv_heads, D],
+// each a stream of p.seed (judge::qk_seed); the plans as above. std::invalid_argument when kv_heads does not
+// divide p.heads.
+[[nodiscard]] std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int kv_heads, plugin::dtype t);
+
 // "float32", "bfloat16", "float16", "float64" -> the dtype; std::invalid_argument naming the value otherwise.
 [[nodiscard]] plugin::dtype parse_dtype(const std::string& name);
 
