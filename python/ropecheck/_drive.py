@@ -85,7 +85,7 @@ def _under(path: str, directory: str) -> bool:
         return False
 
 
-def _raised_at(err: BaseException, fn: Callable) -> str:
+def _raised_at(err: BaseException, fn: Callable, promise: str) -> str:
     """Where the user's code raised: the innermost frame outside this package (and outside torch when possible).
     With no frame outside the package, the call an adapter made of the wrapped object failed before entering it
     (a TypeError of its signature, most often): that is said, with what the adapter assumes of the call."""
@@ -97,7 +97,7 @@ def _raised_at(err: BaseException, fn: Callable) -> str:
         return "where: no traceback"
     if not outside:
         return (f"raised by the call itself, at {os.path.basename(pick.filename)}:{pick.lineno}, before any line of "
-                f"the wrapped code ran: what it wraps may not take the call {_promise(fn)}")
+                f"the wrapped code ran: what it wraps may not take the call {_promise(fn, promise)}")
     text = f"raised at {pick.filename}:{pick.lineno}, in {pick.name}"
     inner = frames[-1]
     if inner is not pick and outside:
@@ -106,26 +106,34 @@ def _raised_at(err: BaseException, fn: Callable) -> str:
 
 
 class _Call:
-    """The context of one call, for messages: form, index, tokens and positions."""
+    """The context of one call, for messages: form, index, tokens and positions; `run` names a run of the plan
+    after its first ("the plan's second run"), "" for the first."""
 
-    def __init__(self, form: str, index: int, total: int, pos: torch.Tensor, run: int):
+    def __init__(self, form: str, index: int, total: int, pos: torch.Tensor, run: str = ""):
         self.form, self.index, self.total, self.pos, self.run = form, index, total, pos, run
 
     def __str__(self) -> str:
         p = self.pos
         n = p.shape[-1]
         lo, hi = (int(p.min()), int(p.max())) if p.numel() else (0, -1)
-        again = " (the plan's second run)" if self.run else ""
+        again = f" ({self.run})" if self.run else ""
         rows = f" x {p.shape[0]} rows" if p.dim() == 2 else ""
         span = f"positions {lo}..{hi}" if hi != lo else f"position {lo}"
         what = f"{n} token{'s' if n != 1 else ''}{rows}, {span}"
         return f"{self.form} call {self.index} of {self.total}{again}: {what}"
 
 
-def _promise(fn) -> str:
+X_PROMISE = "fn(x, positions) returns y and leaves x and positions alone"
+
+
+def _promise(fn, default: str = X_PROMISE) -> str:
     adapter = getattr(fn, "ropecheck_adapter", None) or "plain"
-    assumes = getattr(fn, "ropecheck_assumes", None) or "fn(x, positions) returns y and leaves x and positions alone"
+    assumes = getattr(fn, "ropecheck_assumes", None) or default
     return f"the adapter '{adapter}' promises: {assumes}"
+
+
+def dtype_text(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
 def _check_output(y, x: torch.Tensor, call: _Call) -> None:
@@ -135,17 +143,23 @@ def _check_output(y, x: torch.Tensor, call: _Call) -> None:
                 " (a kernel returning (q, k): pick one, or use ropecheck.adapters.hf / vllm for that convention)"
                 if isinstance(y, (tuple, list)) else "")
         raise KernelOutputError(f"{call}: the kernel returned {type(y).__name__}, expected a torch.Tensor "
-                                f"{list(x.shape)} {str(x.dtype).replace('torch.', '')}{hint}")
+                                f"{list(x.shape)} {dtype_text(x.dtype)}{hint}")
+    check_like(y, x, call, "the kernel returned", "the input's",
+               "a kernel taking [batch, heads, seq, head_dim] or returning flattened heads needs an adapter "
+               "(ropecheck.adapters.hf, vllm, flash_attn) or a reshape in a wrapper")
+
+
+def check_like(y: torch.Tensor, x: torch.Tensor, call: _Call, what: str, whose: str, shape_hint: str) -> None:
+    """y has x's shape and dtype, else a KernelOutputError "<call>: <what> shape [..], expected [..] (<whose>
+    shape [tokens, heads, head_dim]); <shape_hint>" (or the same of the dtype)."""
     if tuple(y.shape) != tuple(x.shape):
         raise KernelOutputError(
-            f"{call}: the kernel returned shape {list(y.shape)}, expected {list(x.shape)} (the input's shape "
-            "[tokens, heads, head_dim]); a kernel taking [batch, heads, seq, head_dim] or returning flattened heads "
-            "needs an adapter (ropecheck.adapters.hf, vllm, flash_attn) or a reshape in a wrapper")
+            f"{call}: {what} shape {list(y.shape)}, expected {list(x.shape)} ({whose} shape "
+            f"[tokens, heads, head_dim]); {shape_hint}")
     if y.dtype != x.dtype:
         raise KernelOutputError(
-            f"{call}: the kernel returned dtype {str(y.dtype).replace('torch.', '')}, expected "
-            f"{str(x.dtype).replace('torch.', '')} (the input's dtype); the judge checks the dtype the kernel "
-            "writes: a kernel computing in a wider type returns y.to(x.dtype)")
+            f"{call}: {what} dtype {dtype_text(y.dtype)}, expected {dtype_text(x.dtype)} ({whose} dtype); the judge "
+            "checks the dtype the kernel writes: a kernel computing in a wider type returns y.to(x.dtype)")
 
 
 _INDEX_WORDS = ("out of bounds", "out of range", "device-side assert")
@@ -167,40 +181,60 @@ def _index_hint(err: BaseException, pos: torch.Tensor, declared) -> str:
             "it left out")
 
 
+def invoke(fn: Callable, args: Tuple, call: _Call, declared, promise: str = X_PROMISE):
+    """fn(*args); an exception of the kernel becomes a KernelError naming the call, the exception and the user's
+    line (an adapter's own RopecheckError gets the call added). Assumes call.pos is a copy taken before the call."""
+    try:
+        return fn(*args)
+    except RopecheckError as err:  # an adapter's own finding: add the call it happened in
+        raise type(err)(f"{call}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - any failure of the user's kernel becomes a KernelError
+        lines = str(err).strip().splitlines() or ["(no message)"]
+        if len(lines) > 12:
+            lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
+        text = "\n    ".join(lines)
+        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  "
+                          f"{_raised_at(err, fn, promise)}{_index_hint(err, call.pos, declared)}") from None
+
+
+def check_unchanged(fn: Callable, call: _Call, inputs, promise: str = X_PROMISE) -> None:
+    """Each (name, tensor after the call, its copy before, the fix to say) must be unchanged, else an
+    InputMutatedError naming the call, the input and what the adapter promised."""
+    for name, now, before, fix in inputs:
+        if not torch.equal(now, before):
+            raise InputMutatedError(f"{call}: the kernel changed {name} in place, but {_promise(fn, promise)}; {fix}")
+
+
+POSITIONS_FIX = "positions must be left as given (work on positions.clone())"
+
+
 def _call_once(fn: Callable, x_dev: torch.Tensor, plan: _Plan, c: int, run: int) -> torch.Tensor:
     s, e = plan.calls[c], plan.calls[c + 1]
     xin = x_dev.index_select(0, plan.token[s:e])
     pos = plan.positions[..., s:e].clone()
     x_before, pos_before = xin.clone(), pos.clone()
-    try:
-        y = fn(xin, pos)
-    except RopecheckError as err:  # an adapter's own finding: add the call it happened in
-        raise type(err)(f"{_Call(plan.form, c, plan.n_calls, pos_before, run)}: {err}") from None
-    except Exception as err:  # noqa: BLE001 - any failure of the user's kernel becomes a KernelError
-        call = _Call(plan.form, c, plan.n_calls, pos_before, run)
-        lines = str(err).strip().splitlines() or ["(no message)"]
-        if len(lines) > 12:
-            lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
-        text = "\n    ".join(lines)
-        raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  {_raised_at(err, fn)}"
-                          f"{_index_hint(err, pos_before, plan.declared)}") from None
-    for name, now, before in (("x", xin, x_before), ("positions", pos, pos_before)):
-        if not torch.equal(now, before):
-            fix = ("if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it a copy"
-                   if name == "x" else "positions must be left as given (work on positions.clone())")
-            raise InputMutatedError(f"{_Call(plan.form, c, plan.n_calls, pos_before, run)}: the kernel changed "
-                                    f"{name} in place, but {_promise(fn)}; {fix}")
-    _check_output(y, xin, _Call(plan.form, c, plan.n_calls, pos_before, run))
+    call = _Call(plan.form, c, plan.n_calls, pos_before, "the plan's second run" if run else "")
+    y = invoke(fn, (xin, pos), call, plan.declared)
+    check_unchanged(fn, call, [
+        ("x", xin, x_before, "if it rotates x in place by design, wrap it: ropecheck.adapters.inplace(fn) gives it "
+                             "a copy"),
+        ("positions", pos, pos_before, POSITIONS_FIX)])
+    _check_output(y, xin, call)
     return y.detach().to(device=x_dev.device, copy=True)
+
+
+def scatter(outs: List[torch.Tensor], like: torch.Tensor, plan: _Plan) -> torch.Tensor:
+    """The outputs of a plan's calls (in call order) as one tensor in probe token order, like `like` [T, ...]:
+    entry e of a call with keep 1 goes to row token[e]; neighbours are dropped."""
+    every = torch.cat(outs, dim=0)
+    y = torch.empty_like(like)
+    y.index_copy_(0, plan.kept_tokens, every.index_select(0, plan.kept_entries))
+    return y
 
 
 def _run_plan(fn: Callable, x_dev: torch.Tensor, plan: _Plan, run: int) -> torch.Tensor:
     """All calls of a plan; returns the kept outputs scattered to probe token order, [T, H, D] on the device."""
-    outs = [_call_once(fn, x_dev, plan, c, run) for c in range(plan.n_calls)]
-    every = torch.cat(outs, dim=0)
-    y = torch.empty_like(x_dev)
-    y.index_copy_(0, plan.kept_tokens, every.index_select(0, plan.kept_entries))
-    return y
+    return scatter([_call_once(fn, x_dev, plan, c, run) for c in range(plan.n_calls)], x_dev, plan)
 
 
 def _notes(meta: Dict[str, str]) -> List[str]:
@@ -211,6 +245,44 @@ def _notes(meta: Dict[str, str]) -> List[str]:
     return [str(n) for n in notes] if isinstance(notes, list) else []
 
 
+def read_probe(probe_path: str, form: str) -> Tuple[Dict[str, st.Tensor], Dict[str, str], object]:
+    """The probe file's tensors, metadata and the kernel's declared last position (None: none), after checking it
+    is a version-1 probe of the call form `form` ("x": one input x; "qk": queries q and keys k). Raises
+    RopecheckError for another version or form."""
+    tensors, meta = st.read(probe_path)
+    if meta.get("ropecheck_probe") != "1":
+        raise RopecheckError(f"{probe_path} is not a version-1 probe file (its __metadata__ ropecheck_probe is "
+                             f"{meta.get('ropecheck_probe')!r}): the package and the ropecheck program differ in "
+                             "version")
+    has = meta.get("form", "x")  # the x form's files carry no "form"
+    if has != form:
+        raise RopecheckError(f"{probe_path} is a probe of the {has} form, not of the {form} form: "
+                             + ("check_qk() drives" if has == "qk" else "check() drives") + " it")
+    for name in ("x",) if form == "x" else ("q", "k", "q_alt", "k_alt"):
+        if name not in tensors:
+            raise RopecheckError(f"{probe_path}: no tensor {name!r} in a probe of the {form} form: rewrite it with "
+                                 "the same ropecheck's `probe`")
+        if tensors[name].dtype not in TORCH_DTYPES:
+            raise RopecheckError(f"{probe_path}: {name} is {tensors[name].dtype}, not a kernel dtype")
+    try:  # the kernel's declared last position (`ropecheck probe --max-position`; 0: none)
+        declared = int(meta.get("max_position", "0")) or None
+    except ValueError:
+        declared = None
+    return tensors, meta, declared
+
+
+def write_outputs(outputs_path: str, tensors: Dict[str, st.Tensor], meta: Dict[str, str],
+                  outputs: Dict[str, Tuple[str, np.ndarray]], *, kernel: str, adapter: str, device) -> None:
+    """The outputs file: the probe's tensors and metadata, then `outputs` ({name: (safetensors dtype, array)}) and
+    the metadata ropecheck_probe_outputs "1", kernel, adapter, device."""
+    out = dict(tensors)
+    for name, (dtype, arr) in outputs.items():
+        out[name] = st.Tensor(dtype, arr)
+    meta_out = dict(meta)
+    meta_out.update({"ropecheck_probe_outputs": "1", "kernel": kernel, "adapter": adapter, "device": str(device)})
+    st.write(outputs_path, out, meta_out)
+
+
 def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device, *, kernel: str,
           adapter: str) -> Tuple[Dict[str, object], float]:
     """Run fn on every call of both forms (prefill twice) and write the outputs file.
@@ -218,39 +290,28 @@ def drive(fn: Callable, probe_path: str, outputs_path: str, device: torch.device
     Assumes the probe file was written by the same ropecheck's `probe`. Returns ({"forms", "tokens", "dtype",
     "calls", "notes"}, seconds spent in the calls). Raises KernelError, KernelOutputError, InputMutatedError.
     """
-    tensors, meta = st.read(probe_path)
-    if meta.get("ropecheck_probe") != "1":
-        raise RopecheckError(f"{probe_path} is not a version-1 probe file (its __metadata__ ropecheck_probe is "
-                             f"{meta.get('ropecheck_probe')!r}): the package and the ropecheck program differ in "
-                             "version")
+    tensors, meta, declared = read_probe(probe_path, "x")
     x_t = tensors["x"]
-    if x_t.dtype not in TORCH_DTYPES:
-        raise RopecheckError(f"{probe_path}: x is {x_t.dtype}, not a kernel dtype")
     tokens = int(x_t.array.shape[0])
-    try:  # the kernel's declared last position (`ropecheck probe --max-position`; 0: none)
-        declared = int(meta.get("max_position", "0")) or None
-    except ValueError:
-        declared = None
     t0 = time.perf_counter()
     x_dev = to_torch(x_t).to(device)
     plans = [_Plan(f, tensors, tokens, device, declared) for f in FORMS]
-    outputs: Dict[str, np.ndarray] = {}
+    outputs: Dict[str, Tuple[str, np.ndarray]] = {}
     with torch.no_grad():
         for plan in plans:
             if plan.n_calls == 0:
                 continue
-            outputs[plan.form + ".y"] = to_numpy(_run_plan(fn, x_dev, plan, 0))
+            outputs[plan.form + ".y"] = (x_t.dtype, to_numpy(_run_plan(fn, x_dev, plan, 0)))
             if plan.form == "prefill":
-                outputs["prefill.y_again"] = to_numpy(_run_plan(fn, x_dev, plan, 1))
+                outputs["prefill.y_again"] = (x_t.dtype, to_numpy(_run_plan(fn, x_dev, plan, 1)))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     seconds = time.perf_counter() - t0
-    out = dict(tensors)
-    for name, arr in outputs.items():
-        out[name] = st.Tensor(x_t.dtype, arr)
-    meta_out = dict(meta)
-    meta_out.update({"ropecheck_probe_outputs": "1", "kernel": kernel, "adapter": adapter, "device": str(device)})
-    st.write(outputs_path, out, meta_out)
-    info = {"forms": [p.form for p in plans if p.n_calls], "tokens": tokens, "dtype": meta.get("dtype", ""),
+    write_outputs(outputs_path, tensors, meta, outputs, kernel=kernel, adapter=adapter, device=device)
+    return run_info(plans, tokens, meta), seconds
+
+
+def run_info(plans: List[_Plan], tokens: int, meta: Dict[str, str]) -> Dict[str, object]:
+    """What drive() returns besides the seconds: the forms run, the probe tokens, dtype, calls per form, notes."""
+    return {"forms": [p.form for p in plans if p.n_calls], "tokens": tokens, "dtype": meta.get("dtype", ""),
             "calls": {p.form: p.n_calls for p in plans}, "notes": _notes(meta)}
-    return info, seconds
