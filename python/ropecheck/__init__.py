@@ -3,24 +3,27 @@
     import ropecheck
     verdict = ropecheck.check(my_rope, "config.json", dtype=torch.bfloat16)   # my_rope(x, positions) -> y
     assert verdict, str(verdict)
+    ropecheck.assert_qk_conforms(my_qk_rope, "config.json", heads=8, kv_heads=2)  # (q, k, positions) -> (q', k')
 
 `check` drives the kernel through the probe of the `ropecheck` program (the C++ judge, found via $ROPECHECK_BIN,
-PATH or a source checkout's build tree) and returns its Verdict; `audit` judges a dump file; `ropecheck.adapters`
+PATH or a source checkout's build tree) and returns its Verdict; `check_qk` does the same for a kernel rotating
+queries and keys together (the probe's qk form); `audit` judges a dump file; `ropecheck.adapters`
 bridges transformers, vLLM and flash-attn calling conventions; `ropecheck.pytest` is a pytest plugin.
 Importing the package does not import torch: that happens when a check runs or adapters are used.
 """
 
 import importlib
 
-from .check import assert_conforms, audit, check
+from .check import assert_conforms, assert_qk_conforms, audit, check, check_qk
 from .errors import (BinaryNotFound, ClaimError, InputMutatedError, KernelError, KernelOutputError,
                      RopecheckError)
 from .verdict import Finding, Verdict
 
 __version__ = "0.1.0"
 
-__all__ = ["check", "assert_conforms", "audit", "Verdict", "Finding", "RopecheckError", "BinaryNotFound",
-           "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError", "adapters", "__version__"]
+__all__ = ["check", "assert_conforms", "check_qk", "assert_qk_conforms", "audit", "Verdict", "Finding",
+           "RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError",
+           "adapters", "__version__"]
 
 
 def __getattr__(name):

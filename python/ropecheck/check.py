@@ -1,8 +1,9 @@
 """The Python door: check a RoPE kernel against a claimed convention, or audit a dump file.
 
 `check(fn, config)` runs `ropecheck probe` for the claim, calls `fn(x, positions)` on every call of the probe's
-plan (prefill twice, decode once), writes the outputs file and has `ropecheck audit` judge it. torch is imported
-only when a check runs (importing ropecheck, e.g. as a pytest plugin, stays cheap).
+plan (prefill twice, decode once), writes the outputs file and has `ropecheck audit` judge it. `check_qk(fn,
+config)` does the same with the probe's qk form: queries and keys, `fn(q, k, positions) -> (q_out, k_out)`.
+torch is imported only when a check runs (importing ropecheck, e.g. as a pytest plugin, stays cheap).
 """
 
 import json
@@ -179,9 +180,17 @@ def check(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", layer
 
 
 def _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position, dump_dir,
-           claim) -> Verdict:
+           claim, kv_heads=None) -> Verdict:
+    """check() (kv_heads None) or check_qk() (the qk form: fn(q, k, positions), kv_heads key heads): the probe,
+    the calls and the judge, which the two share but for the probe's form and the driver."""
+    qk = kv_heads is not None
     if not callable(fn):
-        raise RopecheckError(f"check() takes a callable fn(x, positions) -> y; got {type(fn).__name__}")
+        what = "check_qk() takes a callable fn(q, k, positions) -> (q_out, k_out)" if qk else \
+            "check() takes a callable fn(x, positions) -> y"
+        raise RopecheckError(f"{what}; got {type(fn).__name__}")
+    outer = fn
+    if qk:
+        fn = _qk_callable(fn)
     name = dtype_name(dtype)
     judge_flags = _judge_flags(reference, strict)
     dev = _device(device)
@@ -192,9 +201,11 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     where = _new_dump_dir(dump_dir)
     claim_args = _claim_args(config, preset, layer, part, claim, where, required=True)
     if max_position is None:
-        max_position = getattr(fn, "ropecheck_max_position", None)
+        max_position = getattr(fn, "ropecheck_max_position", getattr(outer, "ropecheck_max_position", None))
     probe_path, outputs_path = where / "probe.safetensors", where / "outputs.safetensors"
     args = ["probe", *claim_args, "--dtype", name, "--heads", str(int(heads)), "--out", str(probe_path)]
+    if qk:
+        args += ["--form", "qk", "--kv-heads", str(kv_heads)]
     if seed is not None:
         args += ["--seed", str(int(seed))]
     if max_position is not None:
@@ -207,7 +218,12 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
 
     kernel = _drive.kernel_name(fn)
     adapter = str(getattr(fn, "ropecheck_adapter", None) or "plain")
-    info, _ = _drive.drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+    if qk:
+        from ._drive_qk import drive_qk
+
+        info, _ = drive_qk(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+    else:
+        info, _ = _drive.drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
     t2 = time.perf_counter()
     probe_meta_args = _probe_claim_args(probe_path) or claim_args
     data, text = _judge([str(outputs_path), *probe_meta_args, *judge_flags], where / "verdict.json",
@@ -216,13 +232,73 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     rerun = _binary.quote([_binary.display_name(), "audit", str(outputs_path), *probe_meta_args, *judge_flags])
     v = Verdict(data, text=text, dump=str(outputs_path), rerun=rerun,
                 seconds={"probe": t1 - t0, "calls": t2 - t1, "judge": t3 - t2},
-                kernel=kernel, dtype=name, forms=info["forms"], tokens=info["tokens"])
+                kernel=kernel, dtype=name, forms=info["forms"], tokens=info["tokens"],
+                qk_heads=(info["heads"], info["kv_heads"]) if qk else None)
     for note in info.get("notes", []):
         if note not in v.notes:
             v.notes.append(note)
     if not v.passed and adapter == "vllm" and "--engine" not in probe_meta_args:
         v.notes.append(VLLM_READING_NOTE)
     return v
+
+
+def check_qk(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", heads=8, kv_heads=2, layer=None,
+             part=None, reference="exact", strict=False, seed=None, max_position=None, dump_dir=None,
+             claim=None) -> Verdict:
+    """Check a kernel rotating queries and keys together, `fn(q, k, positions) -> (q_out, k_out)`, against the
+    claimed convention; returns the Verdict.
+
+    fn takes q [tokens, heads, head_dim] and k [tokens, kv_heads, head_dim] (distinct values; kv_heads divides
+    heads, as grouped-query attention: query head h reads key head h // (heads // kv_heads)) in `dtype` on `device`
+    and positions int64 [tokens] ([rows, tokens] for M-RoPE), and returns new tensors of q's and k's shapes and
+    dtypes, leaving its inputs alone. A callable carrying `ropecheck_qk` (an adapter of ropecheck.adapters: hf,
+    vllm, plain, inplace) is checked through that attribute. Each side is judged as check() judges one tensor, and
+    the pair for what only the pair shows: qk_crossed (one tensor's outputs depend on the other's inputs: prefill
+    runs again with other keys and with other queries, and must not move), key_positions_wrong and
+    key_convention_wrong (the queries right, the keys at other positions or by another rule). The other arguments
+    are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads), KernelError / KernelOutputError /
+    InputMutatedError (the kernel) and BinaryNotFound.
+    """
+    __tracebackhide__ = True
+    try:
+        heads, kv_heads = _qk_heads(heads, kv_heads)
+        return _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position,
+                      dump_dir, claim, kv_heads=kv_heads)
+    except RopecheckError as e:
+        raise e.with_traceback(None) from None
+
+
+def assert_qk_conforms(fn, config=None, **kwargs) -> Verdict:
+    """check_qk(fn, config, **kwargs); raises AssertionError(str(verdict)) when the kernel does not pass."""
+    __tracebackhide__ = True
+    v = check_qk(fn, config, **kwargs)
+    if not v.passed:
+        raise AssertionError(str(v))
+    return v
+
+
+def _qk_callable(fn):
+    """The qk kernel of fn: its `ropecheck_qk` (an adapter's qk form) when it has one, else fn itself."""
+    qk = getattr(fn, "ropecheck_qk", None)
+    if qk is None:
+        return fn
+    if not callable(qk):
+        raise RopecheckError(f"{type(fn).__name__}.ropecheck_qk is {type(qk).__name__}, not a callable "
+                             "(q, k, positions) -> (q_out, k_out)")
+    return qk
+
+
+def _qk_heads(heads, kv_heads):
+    """(heads, kv_heads) as ints, kv_heads dividing heads (grouped-query attention), else ClaimError."""
+    try:
+        h, hk = int(heads), int(kv_heads)
+    except (TypeError, ValueError):
+        raise ClaimError(f"heads={heads!r}, kv_heads={kv_heads!r}: both are positive integers") from None
+    if h < 1 or hk < 1 or h % hk:
+        raise ClaimError(f"heads={heads!r}, kv_heads={kv_heads!r}: kv_heads must divide heads (grouped-query "
+                         "attention: query head h reads key head h // (heads // kv_heads), transformers' repeat_kv); "
+                         "e.g. heads=8, kv_heads=2")
+    return h, hk
 
 
 def _probe_claim_args(probe_path: Path) -> List[str]:

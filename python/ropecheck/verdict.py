@@ -1,6 +1,6 @@
 """The verdict of a check or an audit: pass/fail, the findings (most important first), and how to rerun the judge."""
 
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 
 class Finding(NamedTuple):
@@ -25,12 +25,13 @@ class Verdict:
     Attributes: passed, exit_code, findings (on a pass these are warnings), warnings, first_class (None on a pass),
     notes, dump (the judged file), rerun (a shell command), json (the CLI's parsed JSON), text (the CLI's human
     summary), seconds ({"probe", "calls", "judge"}; a plain audit has only "judge"), and what was judged: kernel,
-    dtype, forms, tokens (None for a plain audit).
+    dtype, forms, tokens (None for a plain audit), qk_heads ((query heads, key heads) of check_qk(), else None).
     """
 
     def __init__(self, data: Dict[str, Any], *, text: str = "", dump: Optional[str] = None, rerun: str = "",
                  seconds: Optional[Dict[str, float]] = None, kernel: Optional[str] = None,
-                 dtype: Optional[str] = None, forms: Optional[List[str]] = None, tokens: Optional[int] = None):
+                 dtype: Optional[str] = None, forms: Optional[List[str]] = None, tokens: Optional[int] = None,
+                 qk_heads: Optional[Tuple[int, int]] = None):
         """Build from the CLI's --json object (assumes its keys "pass", "exit_code", "findings", "notes")."""
         self.json: Dict[str, Any] = data
         self.passed: bool = bool(data.get("pass", False))
@@ -44,6 +45,7 @@ class Verdict:
         self.rerun: str = rerun or data.get("rerun") or ""  # the package's names the program as it was run
         self.seconds: Dict[str, float] = dict(seconds or {})
         self.kernel, self.dtype, self.forms, self.tokens = kernel, dtype, list(forms or []), tokens
+        self.qk_heads = tuple(qk_heads) if qk_heads else None
 
     @property
     def warnings(self) -> List[Finding]:
@@ -65,6 +67,8 @@ class Verdict:
             src = self.json.get("source") or (self.json.get("input") or {}).get("path") or self.dump or "?"
             return f"dump {src}"
         calls = " + ".join(self.forms) if self.forms else "no"
+        if self.qk_heads:
+            calls += f" qk (queries {self.qk_heads[0]} heads, keys {self.qk_heads[1]} heads)"
         return f"{self.kernel}, {self.dtype}, {calls} calls on {self.tokens} probe tokens"
 
     def __str__(self) -> str:
