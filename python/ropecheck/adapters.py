@@ -5,6 +5,11 @@ check's device, and expects y of x's shape and dtype, x and positions left alone
 callable with the attributes `ropecheck_adapter` (its name), `ropecheck_assumes` (what it assumes, one sentence;
 quoted by InputMutatedError), `ropecheck_kernel` (a readable name of what it wraps) and, where the wrapped object
 says it, `ropecheck_max_position` (the last position its cache holds).
+
+For check_qk(), which drives `fn(q, k, positions) -> (q_out, k_out)` with distinct queries q [tokens, heads,
+head_dim] and keys k [tokens, kv_heads, head_dim], the callables of plain, inplace, hf and vllm carry
+`ropecheck_qk`: the same wrapped code called with q and k, the way the engines call it, carrying the same
+attributes. inplace_qk wraps a kernel that rotates q and k in place.
 """
 
 import functools
@@ -32,20 +37,30 @@ def _mark(fn: Callable, adapter: str, kernel: str, assumes: str, max_position: O
 
 def plain(fn: Callable) -> Callable:
     """fn(x, positions) -> y as it is: x [tokens, heads, head_dim], positions int64 [tokens] or [rows, tokens];
-    returns a new tensor of x's shape and dtype and changes neither input (check() verifies that)."""
+    returns a new tensor of x's shape and dtype and changes neither input (check() verifies that).
+    Its `ropecheck_qk` applies fn to q and to k, (fn(q, positions), fn(k, positions)), as a model calling one
+    rope function on each does."""
 
     @functools.wraps(fn)
     def call(x, positions):
         return fn(x, positions)
 
+    def call_qk(q, k, positions):
+        return fn(q, positions), fn(k, positions)
+
+    max_position = getattr(fn, "ropecheck_max_position", None)
+    call.ropecheck_qk = _mark(call_qk, "plain", _name(fn),
+                              "fn(q, positions) and fn(k, positions) return new tensors of their input's shape and "
+                              "dtype and leave q, k and positions unchanged", max_position)
     return _mark(call, "plain", _name(fn),
                  "fn(x, positions) returns a new y of x's shape and dtype and leaves x and positions unchanged",
-                 getattr(fn, "ropecheck_max_position", None))
+                 max_position)
 
 
 def inplace(fn: Callable) -> Callable:
     """A kernel that rotates x in place, fn(x, positions) -> None or x: it is given a copy of x (and of the
-    positions), and the rotated copy is the output."""
+    positions), and the rotated copy is the output. Its `ropecheck_qk` does the same to a copy of q and to a copy
+    of k."""
 
     @functools.wraps(fn)
     def call(x, positions):
@@ -53,8 +68,34 @@ def inplace(fn: Callable) -> Callable:
         out = fn(work, positions.clone())
         return work if out is None else out
 
+    def call_qk(q, k, positions):
+        return call(q, positions), call(k, positions)
+
+    max_position = getattr(fn, "ropecheck_max_position", None)
+    call.ropecheck_qk = _mark(call_qk, "inplace", _name(fn),
+                              "fn(x, positions) rotates its (copied) x in place, called on a copy of q and on a "
+                              "copy of k, and returns None or that x", max_position)
     return _mark(call, "inplace", _name(fn),
-                 "fn(x, positions) rotates its (copied) x in place and returns None or that x",
+                 "fn(x, positions) rotates its (copied) x in place and returns None or that x", max_position)
+
+
+def inplace_qk(fn: Callable) -> Callable:
+    """A qk kernel that rotates queries and keys in place, fn(q, k, positions) -> None or (q, k) (a fused qk
+    kernel writing its outputs over its inputs, as vLLM's forward_cuda does): it is given copies of q, k and the
+    positions, and the rotated copies (or what it returns in their place) are the outputs. For check_qk()."""
+
+    @functools.wraps(fn)
+    def call(q, k, positions):
+        work_q, work_k = q.clone(), k.clone()
+        out = fn(work_q, work_k, positions.clone())
+        if out is None:
+            return work_q, work_k
+        if isinstance(out, (tuple, list)) and len(out) == 2:
+            return (work_q if out[0] is None else out[0]), (work_k if out[1] is None else out[1])
+        return out  # anything else: the driver says what came back
+
+    return _mark(call, "inplace_qk", _name(fn),
+                 "fn(q, k, positions) rotates its (copied) q and k in place and returns None or (q, k)",
                  getattr(fn, "ropecheck_max_position", None))
 
 
@@ -74,31 +115,41 @@ def hf(rotary_emb: Callable, apply_rotary_pos_emb: Callable, *, unsqueeze_dim: i
         raise RopecheckError(f"hf(..., unsqueeze_dim={unsqueeze_dim!r}): transformers uses 1 ([bs, heads, seq, dim]) "
                              "or 2 ([bs, seq, heads, dim])")
 
-    def call(x, positions):
+    def rotate(q, k, positions):
+        """apply_rotary_pos_emb of q [T, HQ, D] and k [T, HK, D] laid out as transformers' attention lays them
+        (batch 1); returns (q_out, k_out) as [T, H, D]."""
         # position_ids: [1, T] (batch 1), or [R, 1, T] for M-RoPE (transformers' Qwen2-VL layout).
         position_ids = positions.unsqueeze(0) if positions.dim() == 1 else positions.unsqueeze(1)
-        x_like = x.transpose(0, 1).unsqueeze(0)  # [1, H, T, D]: rotary_emb reads its device and dtype
-        q = x_like if unsqueeze_dim == 1 else x.unsqueeze(0)
-        cos, sin = rotary_emb(x_like, position_ids)
-        k = q.clone()
+        q_like = q.transpose(0, 1).unsqueeze(0)  # [1, HQ, T, D]: rotary_emb reads its device and dtype
+        cos, sin = rotary_emb(q_like, position_ids)
+        q4, k4 = (t.transpose(0, 1).unsqueeze(0) if unsqueeze_dim == 1 else t.unsqueeze(0) for t in (q, k))
         if unsqueeze_dim == 1:
-            q_out, k_out = apply_rotary_pos_emb(q, k, cos, sin)
+            q_out, k_out = apply_rotary_pos_emb(q4, k4, cos, sin)
         else:
-            q_out, k_out = apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=2)
+            q_out, k_out = apply_rotary_pos_emb(q4, k4, cos, sin, unsqueeze_dim=2)
         if not isinstance(q_out, torch.Tensor) or not isinstance(k_out, torch.Tensor):
             raise KernelOutputError(f"apply_rotary_pos_emb returned ({type(q_out).__name__}, {type(k_out).__name__}),"
                                     " expected (q_embed, k_embed) tensors")
+        for name, out, given in (("q", q_out, q4), ("k", k_out, k4)):
+            if out.dim() != 4 or out.shape[0] != 1:
+                raise KernelOutputError(f"apply_rotary_pos_emb returned shape {list(out.shape)}, expected "
+                                        f"{list(given.shape)} (its {name}'s shape)")
+        return tuple((t[0].transpose(0, 1) if unsqueeze_dim == 1 else t[0]).contiguous() for t in (q_out, k_out))
+
+    def call(x, positions):
+        q_out, k_out = rotate(x, x.clone(), positions)
         if q_out.shape != k_out.shape or q_out.dtype != k_out.dtype or not torch.equal(q_out, k_out):
             raise KernelOutputError("q and k were rotated differently by apply_rotary_pos_emb although both were x "
                                     "with the same cos/sin: the rotation must not depend on which of q and k it is")
-        if q_out.dim() != 4 or q_out.shape[0] != 1:
-            raise KernelOutputError(f"apply_rotary_pos_emb returned shape {list(q_out.shape)}, expected "
-                                    f"{list(q.shape)} (its q's shape)")
-        y = q_out[0].transpose(0, 1) if unsqueeze_dim == 1 else q_out[0]
-        return y.contiguous()
+        return q_out
 
     kernel = f"hf({_name(rotary_emb)}, {_name(apply_rotary_pos_emb)})"
     layout = "[1, H, T, D]" if unsqueeze_dim == 1 else "[1, T, H, D]"
+    qk_layout = ("q [1, HQ, T, D], k [1, HK, T, D]" if unsqueeze_dim == 1 else "q [1, T, HQ, D], k [1, T, HK, D]")
+    call.ropecheck_qk = _mark(rotate, "hf", kernel,
+                              f"cos, sin = rotary_emb(q, position_ids [1, T]) and apply_rotary_pos_emb(q, k, cos, sin) "
+                              f"with {qk_layout} return new tensors and leave q and k alone (transformers' "
+                              "LlamaAttention.forward)")
     return _mark(call, "hf", kernel,
                  f"cos, sin = rotary_emb(q, position_ids [1, T]) and apply_rotary_pos_emb(q, k, cos, sin) with q = k = "
                  f"x as {layout} return new tensors and leave x alone (transformers' LlamaRotaryEmbedding convention)")
@@ -122,27 +173,38 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
     if which not in ("query", "key"):
         raise RopecheckError(f"vllm(..., which={which!r}): which is 'query' or 'key'")
 
+    def rotate(q, k, positions, sides=("query", "key")):
+        """rotary_emb(positions, query, key) with copies of q [T, HQ, D] and k [T, HK, D] flattened as vLLM's
+        attention passes them; returns {side: its output as [T, H, D]} for the sides asked (only those checked)."""
+        given = {}
+        for side, x in (("query", q), ("key", k)):
+            given[side] = (x if heads_axis else x.reshape(x.shape[0], -1)).clone()
+        out = rotary_emb(positions, given["query"], given["key"])
+        returned = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        got = {}
+        for i, (side, x) in enumerate((("query", q), ("key", k))):
+            if side not in sides:
+                continue
+            y = returned[i] if i < len(returned) else None
+            if y is None:  # forward_cuda: the rotation done in place, in the copy
+                y = given[side]
+            if not isinstance(y, torch.Tensor):
+                raise KernelOutputError(f"the vLLM rotary embedding returned {type(y).__name__} for the {side}, "
+                                        "expected a tensor (or None with the rotation done in place)")
+            if y.numel() != x.numel():
+                hint = ("" if heads_axis else "; a class whose callers pass [num_tokens, num_heads, head_size] "
+                        "(DeepSeek's MLA rope) takes vllm(rotary_emb, heads_axis=True)")
+                raise KernelOutputError(f"the vLLM rotary embedding returned a {side} of shape {list(y.shape)}, "
+                                        f"expected {list(given[side].shape)}{hint}")
+            got[side] = y.reshape(x.shape)
+        return got
+
     def call(x, positions):
-        t, h, d = x.shape
-        shape = (t, h, d) if heads_axis else (t, h * d)
-        query = x.reshape(shape).clone()
-        key = x.reshape(shape).clone()
-        out = rotary_emb(positions, query, key)
-        if isinstance(out, (tuple, list)):
-            got = out[0] if which == "query" else (out[1] if len(out) > 1 else None)
-        else:
-            got = out if which == "query" else None
-        if got is None:
-            got = query if which == "query" else key
-        if not isinstance(got, torch.Tensor):
-            raise KernelOutputError(f"the vLLM rotary embedding returned {type(got).__name__} for the {which}, "
-                                    "expected a tensor (or None with the rotation done in place)")
-        if got.numel() != x.numel():
-            hint = ("" if heads_axis else "; a class whose callers pass [num_tokens, num_heads, head_size] (DeepSeek's "
-                    "MLA rope) takes vllm(rotary_emb, heads_axis=True)")
-            raise KernelOutputError(f"the vLLM rotary embedding returned a {which} of shape {list(got.shape)}, "
-                                    f"expected {list(shape)}{hint}")
-        return got.reshape(t, h, d)
+        return rotate(x, x, positions, (which,))[which]
+
+    def call_qk(q, k, positions):
+        got = rotate(q, k, positions)
+        return got["query"], got["key"]
 
     cache = getattr(rotary_emb, "cos_sin_cache", None)
     limit = getattr(rotary_emb, "max_position_embeddings", None)
@@ -157,6 +219,10 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
     else:
         max_position = int(limit) - 1 if isinstance(limit, int) and limit > 0 else None
     layout = "[T, H, D]" if heads_axis else "[T, H*D]"
+    qk_layout = "query [T, HQ, D], key [T, HK, D]" if heads_axis else "query [T, HQ*D], key [T, HK*D]"
+    call.ropecheck_qk = _mark(call_qk, "vllm", f"vllm({_name(rotary_emb)})",
+                              f"rotary_emb(positions [T], {qk_layout}) rotates copies of q and k (in place or "
+                              "returned); the caller's q and k are never handed over", max_position)
     return _mark(call, "vllm", f"vllm({_name(rotary_emb)}, {which})",
                  f"rotary_emb(positions [T], query {layout}, key {layout}) rotates copies of x (in place or returned); "
                  "the caller's x is never handed over", max_position)
@@ -203,4 +269,4 @@ def flash_attn(apply_rotary_emb: Callable, cos, sin, *, interleaved: bool = Fals
                  "call's positions, together with the caller's cos/sin cache", cos.shape[0] - 1)
 
 
-__all__ = ["plain", "inplace", "hf", "vllm", "flash_attn"]
+__all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn"]
