@@ -110,6 +110,12 @@ def hf(rotary_emb: Callable, apply_rotary_pos_emb: Callable, *, unsqueeze_dim: i
     M-RoPE rotary embeddings (Qwen2-VL's) take position_ids [rows, bs, seq]: give
     functools.partial(apply_multimodal_rotary_pos_emb, mrope_section=...) as apply_rotary_pos_emb.
     q and k are both x (k a copy); k_out must equal q_out bitwise, else a KernelOutputError.
+
+    `ropecheck_qk(q, k, positions)` calls it as the attention does (LlamaAttention.forward in the same file, at
+    transformers 5dd4a635: query_states `view(hidden_shape).transpose(1, 2)` is [bs, num_attention_heads, T, D],
+    key_states [bs, num_key_value_heads, T, D], then apply_rotary_pos_emb(query_states, key_states, cos, sin), and
+    repeat_kv only after): q as [1, HQ, T, D] and k as [1, HK, T, D] (unsqueeze_dim=2: [1, T, H, D]), distinct,
+    with cos, sin = rotary_emb(q, position_ids); returns (q_embed, k_embed) as [T, H, D].
     """
     if unsqueeze_dim not in (1, 2):
         raise RopecheckError(f"hf(..., unsqueeze_dim={unsqueeze_dim!r}): transformers uses 1 ([bs, heads, seq, dim]) "
@@ -169,6 +175,12 @@ def vllm(rotary_emb: Callable, *, which: str = "query", heads_axis: bool = False
     attribute base.py keeps; Phi3LongRoPEScaledRotaryEmbedding keeps its cache as long_short_cos_sin_cache, its
     short rows first, and takes positions up to max_position_embeddings - 1), except a Phi-3 class built for a
     max_model_len within original_max_position_embeddings (use_long_rope False): original - 1.
+
+    `ropecheck_qk(q, k, positions)` calls it as vLLM's attention does (models/llama.py LlamaAttention.forward:
+    `q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)`, q_size = num_heads * head_dim,
+    kv_size = num_kv_heads * head_dim, then `q, k = self.rotary_emb(positions, q, k)`; base.py views each as
+    [num_tokens, -1, head_size], so the key has its own head count): copies of q as query [T, HQ*D] and of k as
+    key [T, HK*D] (heads_axis=True: [T, H, D]), the returned tensors used when not None, else the rotated copies.
     """
     if which not in ("query", "key"):
         raise RopecheckError(f"vllm(..., which={which!r}): which is 'query' or 'key'")
