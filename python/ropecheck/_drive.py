@@ -165,7 +165,7 @@ def check_like(y: torch.Tensor, x: torch.Tensor, call: _Call, what: str, whose: 
 _INDEX_WORDS = ("out of bounds", "out of range", "device-side assert")
 
 
-def _index_hint(err: BaseException, pos: torch.Tensor, declared) -> str:
+def _index_hint(err: BaseException, pos: torch.Tensor, declared, door: str) -> str:
     """For an indexing failure (a cos/sin cache shorter than the probe's positions): how to say the kernel's limit,
     or, when one was declared and the call stayed within it, that the kernel indexed past it itself."""
     text = str(err).lower()
@@ -177,13 +177,14 @@ def _index_hint(err: BaseException, pos: torch.Tensor, declared) -> str:
                 "past its own table (a position it shifted itself, e.g. a decode offset, or a table shorter than "
                 "it says)")
     return (f"\n  if the kernel holds positions 0..N-1 only (a cos/sin cache of N rows; this call asked up to {hi}), "
-            "say so: check(..., max_position=N - 1) keeps the probe within it, and the verdict names the positions "
+            f"say so: {door}(..., max_position=N - 1) keeps the probe within it, and the verdict names the positions "
             "it left out")
 
 
-def invoke(fn: Callable, args: Tuple, call: _Call, declared, promise: str = X_PROMISE):
+def invoke(fn: Callable, args: Tuple, call: _Call, declared, promise: str = X_PROMISE, door: str = "check"):
     """fn(*args); an exception of the kernel becomes a KernelError naming the call, the exception and the user's
-    line (an adapter's own RopecheckError gets the call added). Assumes call.pos is a copy taken before the call."""
+    line (an adapter's own RopecheckError gets the call added; `door` is the function a hint names). Assumes
+    call.pos is a copy taken before the call."""
     try:
         return fn(*args)
     except RopecheckError as err:  # an adapter's own finding: add the call it happened in
@@ -194,7 +195,7 @@ def invoke(fn: Callable, args: Tuple, call: _Call, declared, promise: str = X_PR
             lines = lines[:12] + [f"... ({len(lines) - 12} more lines)"]
         text = "\n    ".join(lines)
         raise KernelError(f"{call}: the kernel raised {type(err).__name__}: {text}\n  "
-                          f"{_raised_at(err, fn, promise)}{_index_hint(err, call.pos, declared)}") from None
+                          f"{_raised_at(err, fn, promise)}{_index_hint(err, call.pos, declared, door)}") from None
 
 
 def check_unchanged(fn: Callable, call: _Call, inputs, promise: str = X_PROMISE) -> None:

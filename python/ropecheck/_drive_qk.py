@@ -67,7 +67,7 @@ def _call_once(fn: Callable, q_dev: torch.Tensor, k_dev: torch.Tensor, plan: _Pl
     pos = plan.positions[..., s:e].clone()
     q_before, k_before, pos_before = qin.clone(), kin.clone(), pos.clone()
     call = _Call(plan.form, c, plan.n_calls, pos_before, run)
-    out = invoke(fn, (qin, kin, pos), call, plan.declared, QK_PROMISE)
+    out = invoke(fn, (qin, kin, pos), call, plan.declared, QK_PROMISE, "check_qk")
     fix = "if it rotates q and k in place by design, wrap it: ropecheck.adapters.inplace_qk(fn) gives it copies"
     check_unchanged(fn, call, [("q", qin, q_before, fix), ("k", kin, k_before, fix),
                                ("positions", pos, pos_before, POSITIONS_FIX)], QK_PROMISE)
