@@ -10,7 +10,8 @@ installing the package (entry point pytest11). In a test:
 
 The fixture's check / assert_conforms / check_qk / assert_qk_conforms / audit put their files under the test's
 tmp_path and record the verdict as JUnit properties (`pytest --junitxml`): ropecheck_pass, ropecheck_class (the
-first finding's bug class of a failure, else ""), ropecheck_dump (the judged file); a check that raises records ropecheck_error instead.
+first finding's bug class of a failure, else ""), ropecheck_dump (the judged file); a check that raises records
+ropecheck_error instead.
 """
 
 import pytest
