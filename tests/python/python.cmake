@@ -48,3 +48,6 @@ ropecheck_python_test(bad_input 120)       # kernel and claim faults -> the pack
 ropecheck_python_test(pytest_plugin 120)   # the fixture, JUnit properties and skips, in a pytest subprocess
 ropecheck_python_test(seq_len_rules 180)   # LongRoPE and dynamic NTK judged per call's length
 ropecheck_python_test(install 120)         # pip install --no-build-isolation: the entry point gives the fixture
+ropecheck_python_test(drive_qk 60)         # the qk driver on a probe built in Python: the outputs file, errors
+ropecheck_python_test(adapters_qk 60)      # the adapters' qk forms call the wrapped code with distinct q and k
+ropecheck_python_test(qk 180)              # check_qk(): correct qk kernels pass, each qk bug named first
