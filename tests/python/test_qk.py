@@ -82,8 +82,10 @@ def test_a_correct_qk_kernel_passes(ropecheck, kernel, dtype):
 
 # id -> (bug switches of qk_kernels.hf_qk, claim, the class named first, the form of that finding)
 BUGS = {
-    # hpcaitech/ColossalAI issue 6428: q_out's second half from k's input, k_out's first half from q's.
-    "crossed_halves": ({"crossed_halves": True}, "qk_crossed", "both"),
+    # hpcaitech/ColossalAI issue 6428: q_out's second half from k's input, k_out's first half from q's. Named first
+    # by the prefill plan's runs with other keys and other queries, which only prefill has (the outputs' fit to
+    # the other tensor's rotated inputs names it in both forms: test_a_crossing_is_seen_in_decode_calls_too).
+    "crossed_halves": ({"crossed_halves": True}, "qk_crossed", "prefill"),
     # k with Llama 2's rope_theta, q with the claim's 500000.
     "k_base_10000": ({"k_base": 10000.0}, "key_convention_wrong", "both"),
     # k in GPT-J pairs, q in halves as claimed.
@@ -111,6 +113,14 @@ def test_a_qk_bug_is_named_first(ropecheck, bug, dtype):
     if form == "decode":
         prefill = v.json["forms"]["prefill"]
         assert prefill["pass"], f"{bug}: prefill calls are right but failed: {prefill.get('findings')}"
+
+
+def test_a_crossing_is_seen_in_decode_calls_too(ropecheck):
+    """Decode calls have no runs with other inputs: their crossing is seen in the outputs themselves, q's second
+    half the rotation of k's inputs. A qk_crossed finding must cover decode calls ("both" forms)."""
+    v = ropecheck.check_qk(qk_kernels.make_hf_qk("hf_qk_crossed", crossed_halves=True), config=LLAMA_GQA, dtype=F32)
+    forms = [f.form for f in v.findings if f.bug_class == "qk_crossed"]
+    assert "both" in forms or "decode" in forms, f"no qk_crossed finding in decode calls ({forms}) {_explain(v)}"
 
 
 def test_the_verdict_is_the_audit_of_its_outputs_file(ropecheck):
