@@ -53,9 +53,9 @@ def _pair(out, qin: torch.Tensor, kin: torch.Tensor, call: _Call) -> Tuple[torch
         if not isinstance(y, torch.Tensor):
             raise KernelOutputError(f"{call}: the qk kernel returned {type(y).__name__} as {name}, expected a "
                                     f"torch.Tensor {list(x.shape)} {dtype_text(x.dtype)}")
-        swapped = (" (the other tensor's shape: are q_out and k_out returned in the other order?)"
-                   if tuple(y.shape) == tuple(other.shape) else "")
-        check_like(y, x, call, f"the qk kernel's {name} has", f"{name[0]}'s", _SHAPE_HINT + swapped)
+        hint = ("that is the other tensor's shape: are q_out and k_out returned in the other order?"
+                if tuple(y.shape) == tuple(other.shape) else _SHAPE_HINT)
+        check_like(y, x, call, f"the qk kernel's {name} has", f"{name[0]}'s", hint)
     return out[0], out[1]
 
 
