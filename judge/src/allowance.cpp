@@ -29,8 +29,10 @@ std::string_view to_string(reference_kind k) noexcept {
 double k_freq(const rope_config& c, int band, bool fp32) { return judge_k_freq(c, band, fp32); }
 
 allowance::allowance(const rope_config& claimed, std::string_view dtype, reference_kind reference, bool strict,
-                     std::optional<double> flat_ulps)
+                     std::optional<double> flat_ulps, double extra_fixed)
     : dt_(dtype_of(dtype)), ref_(reference) {
+  if (!(extra_fixed >= 0 && std::isfinite(extra_fixed)))
+    throw std::invalid_argument("audit: the extra allowance must be a finite number >= 0");
   if (flat_ulps && !(*flat_ulps > 0 && std::isfinite(*flat_ulps)))
     throw std::invalid_argument("audit: the tolerance override must be a positive number of ulps");
   fp32_angles_ = !strict && dt_.digits < 53;
@@ -38,7 +40,7 @@ allowance::allowance(const rope_config& claimed, std::string_view dtype, referen
   angle_digits_ = fp32_angles_ ? 24 : 53;
   const double uT = dt_.u();
   // cos/sin rounded in T (libm < 1 ulp, times af) 3u; rotation 2u + 4u^2; one store into a 16-bit T.
-  fixed_ = 3 * uT + 2 * uT + 4 * uT * uT + (dt_.narrow16 ? uT : 0.0);
+  fixed_ = 3 * uT + 2 * uT + 4 * uT * uT + (dt_.narrow16 ? uT : 0.0) + extra_fixed;
   if (flat_ulps) flat_ = *flat_ulps * dt_.eps();
   kf_.resize(static_cast<std::size_t>(claimed.bands()));
   for (int i = 0; i < claimed.bands(); ++i) kf_[static_cast<std::size_t>(i)] = k_freq(claimed, i, fp32_angles_);

@@ -68,6 +68,8 @@ constexpr std::array kCatalogue{
                "judge/src/scores.cpp", dump_door, "Scores.KeysAtOtherPositionsAreKeyPositionsWrong"},
     class_info{c::key_convention_wrong, k::bug, "the queries pass, the keys are rotated by another rule (layout, base, scaling, heads)",
                "judge/src/scores.cpp", dump_door, "Scores.KeysRotatedByAnotherRuleAreKeyConventionWrong"},
+    class_info{c::score_scale_wrong, k::bug, "the scores are scaled by another factor than the claim's (softmax scale, a temperature on the logits)",
+               "judge/src/readout.cpp", dump_door, "Readout.AnotherSoftmaxScaleIsScoreScaleWrong"},
     class_info{c::unexplained, k::bug, "fails, and no hypothesis explains it (the sentence says where the residual sits)",
                "judge/src/pass_drift.cpp", every_door, "Diagnose.ErrorGrowingWithPositionIsNotFastSinCos"},
     class_info{c::angle_drift_fp32, k::warning, "fp32 angle drift beyond the exact-angle allowance (fails under --strict)",

@@ -17,6 +17,7 @@ dump_view view_of(const dump& d) {
   dump_view v;
   v.positions = d.positions;
   v.position_rows = d.position_rows;
+  v.allowance_positions = d.allowance_positions;
   v.tokens = d.tokens, v.heads = d.heads, v.head_dim = d.head_dim;
   v.dtype = d.dtype;
   v.x = {d.x.data(), storage::f64};
@@ -39,6 +40,7 @@ dump widen_tokens(const dump_view& v, const std::vector<int>& tokens) {
   std::int64_t kept = 0;  // tokens before it are done with (an ascending list releases as it goes)
   for (int t : tokens) {
     s.positions.push_back(v.positions[static_cast<std::size_t>(t)]);
+    if (!v.allowance_positions.empty()) s.allowance_positions.push_back(v.allowance_positions[static_cast<std::size_t>(t)]);
     for (int h = 0; h < v.heads; ++h)
       for (int j = 0; j < v.head_dim; ++j, ++o) s.x[o] = v.x_at(t, h, j), s.y[o] = v.y_at(t, h, j);
     // The pages a read maps around each token (fault-around, large folios) would otherwise stay

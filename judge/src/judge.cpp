@@ -71,6 +71,8 @@ void check_dump(const dump_view& d, const rope_config& claimed, const audit_opti
       d.positions.size() != static_cast<std::size_t>(d.tokens))
     throw std::invalid_argument(sizes_disagree);
   check_position_rows(positions_only(d), claimed);
+  if (!d.allowance_positions.empty() && d.allowance_positions.size() != static_cast<std::size_t>(d.tokens))
+    throw std::invalid_argument(sizes_disagree);
   if (d.head_dim != claimed.head_dim)
     throw std::invalid_argument(fmt("audit: dump head_dim %d but the config says %d", d.head_dim, claimed.head_dim));
   if (opt.tolerance_ulps && !(*opt.tolerance_ulps > 0 && std::isfinite(*opt.tolerance_ulps)))
@@ -127,7 +129,7 @@ verdict audit_forward(const dump_view& given, const rope_config& claimed, const 
   if (!rows.empty()) full.position_rows = rows;
   // The allowance for exact angles (the flat override is applied in the judging, where both
   // references need it).
-  const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict);
+  const judge::allowance AL(claimed, full.dtype, reference_kind::exact, opt.strict, std::nullopt, opt.extra_allowance);
   std::int64_t pmin = full.positions.front(), pmax = full.positions.front();
   for (auto p : full.positions) pmin = std::min(pmin, p), pmax = std::max(pmax, p);
   const std::int64_t seq_len = sequence_length(full.positions, opt);

@@ -178,7 +178,12 @@ void element_judge::tokens(int t0, int t1, judge_acc& A, std::atomic<std::int64_
       }
       for (int i = 0; i < nb; ++i) {
         const auto b = static_cast<std::size_t>(i);
-        tol_ex[b] = f.AL.angle_term(pb[b], i, std::fabs(angles[b].hi)) + tol_fixed;
+        if (full.allowance_positions.empty()) {
+          tol_ex[b] = f.AL.angle_term(pb[b], i, std::fabs(angles[b].hi)) + tol_fixed;
+        } else {  // evidence read from scores: the angles of both sides (judge::dump::allowance_positions)
+          const std::int64_t pa = full.allowance_positions[static_cast<std::size_t>(t)];
+          tol_ex[b] = f.AL.angle_term(pa, i, std::fabs(static_cast<double>(f.ref.angle(pa, i).hi))) + tol_fixed;
+        }
         // The framework: the fp32 angle, then cos/sin of that exact number. x87 sincosl (error
         // ~2^-63, far below an ulp of any audited dtype; reference::cos_sin_of_angle, MPFR, agrees
         // and is tested to, but costs ~3 us a value: 6 s for a 1 GiB dump).

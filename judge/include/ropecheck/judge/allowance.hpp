@@ -50,8 +50,10 @@ enum class reference_kind { exact, hf, ggml };
 class allowance {
  public:
   // flat_ulps: the --tolerance-ulps override (> 0, finite), or nullopt for the derived allowance.
+  // extra_fixed: added to the position-independent part (a score's read-out and its second side:
+  // error_model.hpp section 7, judge/src/readout.cpp).
   allowance(const rope_config& claimed, std::string_view dtype, reference_kind reference, bool strict,
-            std::optional<double> flat_ulps = std::nullopt);
+            std::optional<double> flat_ulps = std::nullopt, double extra_fixed = 0);
 
   // For a rotated pair of band i at position p, with |p theta_i| = abs_angle (the exact angle).
   [[nodiscard]] double pair(std::int64_t p, int band, double abs_angle) const;

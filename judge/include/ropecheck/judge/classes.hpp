@@ -41,6 +41,7 @@ inline constexpr const char* mrope_text_positions = "mrope_text_positions";
 inline constexpr const char* qk_crossed = "qk_crossed";
 inline constexpr const char* key_positions_wrong = "key_positions_wrong";
 inline constexpr const char* key_convention_wrong = "key_convention_wrong";
+inline constexpr const char* score_scale_wrong = "score_scale_wrong";
 inline constexpr const char* unexplained = "unexplained";
 // Warnings on a pass (each fails under --strict, as angle_drift_fp32, or is named as another class there).
 inline constexpr const char* angle_drift_fp32 = "angle_drift_fp32";

@@ -101,6 +101,7 @@ struct dump_layout {
 struct dump_view {
   std::span<const std::int64_t> positions;      // one per token (M-RoPE: row 0)
   std::span<const std::int64_t> position_rows;  // [rows][tokens], as judge::dump's; empty for 1-D RoPE
+  std::span<const std::int64_t> allowance_positions;  // as judge::dump's; empty: the positions
   int tokens = 0, heads = 0, head_dim = 0;
   std::string dtype;  // y's: "float32", "bfloat16", "float16", "float64" (the audited dtype)
   stored_tensor x, y;

@@ -34,6 +34,19 @@
 // 4. Consequently, for a strategy with angle bound A = k u_T |phi| and cos/sin in T:
 //      |c~ - af cos phi| <= af (A + 2 u_T) + u_T af  (+ u_Cache af when re-rounded into a cache).
 //
+// 7. Scores read from attention outputs (judge/src/readout.cpp, the attention form of the probe). With v
+//    one-hot per key, a row of o = softmax(s) v is the softmax weights, stored in T; key j's score minus
+//    the zero key's is log(w_j / w_0). Each weight is one rounding of an fp32 softmax into T (u_T relative;
+//    a 16-bit T, or u_32 for fp32 outputs), the fp32 softmax's exp and division add 3 u_32 to each, so
+//      |log(w_j / w_0) - (s_j - s_0)| <= 2 (u_T + 3 u_32)                      (absolute, in score units)
+//    s itself is q'.k' times the scale, each rounded into T by an eager kernel (a 16-bit matmul's result,
+//    then the multiply by the scale): 2 u_T |s| <= 2 u_T sqrt(2) C for the designed |s| <= sqrt(2) C.
+//    q' and k' each carry a side's allowance (sections 1-4): the cos/sin, rotation and store terms twice,
+//    and the angle terms at m and at n (linear in |p|: the angle term at m + n). Relative to C (the
+//    designed score magnitude, af (|x_a| + |x_b|) of the evidence), the read-out adds
+//      fixed_T + 2 sqrt(2) u_T + 2 (u_T + 3 u_32) / C
+//    to a side's fixed part (readout.cpp score_readout_allowance).
+//
 // The known-bad strategies have error models of their own, used by tests that show they exceed
 // the good ones: positions in bf16 move p by up to 2^-9 p (u_bf16 |p|); a bf16 cos/sin cache is
 // off by up to u_bf16 = 2^-8 *absolute* at every position; fast_sin/fast_cos by <= 1.1e-3.

@@ -41,6 +41,10 @@ struct dump {
   // position_ids[:, batch, :]); band i is judged at row claimed.position_row(i). Empty for 1-D RoPE, and
   // for an M-RoPE claim it means text-only tokens (every row = positions).
   std::vector<std::int64_t> position_rows;
+  // Where the allowance takes each token's angle error from (empty: its position). Evidence read from scores is
+  // judged at m - n, but its angles were formed at m (the query) and at n (the key), each in fp32: the angle
+  // term of the allowance is linear in |p|, so m + n grants both (judge/src/readout.cpp).
+  std::vector<std::int64_t> allowance_positions;
   int tokens = 0, heads = 0, head_dim = 0;
   std::vector<double> x, y;  // [tokens][heads][head_dim]
   std::string dtype;         // "float32", "bfloat16", "float16", "float64"
@@ -152,6 +156,9 @@ struct audit_options {
     rope_config config;
   };
   std::vector<other_layer> other_layers;
+  // Added to every rotated element's allowance (relative to af (|x_a| + |x_b|)): evidence read from attention
+  // scores (judge/src/readout.cpp) carries its read-out's error and a second side's (error_model.hpp section 7).
+  double extra_allowance = 0;
   int threads = 0;                     // 0: all cores; the verdict does not depend on it
   int diagnosis_tokens = 4096;         // a larger dump is diagnosed on a spread subset (at least 64)
   std::function<void(std::int64_t done, std::int64_t total)> progress;  // tokens judged

@@ -1,0 +1,76 @@
+// ropecheck/judge/readout.hpp — RoPE applied inside attention: only o = softmax(scale q'k'^T) v comes out
+// (flash-attn's flash_attn_with_kvcache with rotary_cos/sin, FlashInfer's pos_encoding_mode, a fused decode
+// kernel). The attention form of the probe designs q, k and v so the judge can read the scores back from o,
+// and judges the implied relative angles with the passes every door uses (docs/scores.md).
+//
+// The design (make_attention_probe). One query a call, at position m; its keys at the contiguous positions
+// m - K + 1 .. m (clipped at 0), as a KV cache holds them, so a causal kernel (position-based, or flash-attn's
+// bottom-right alignment with one query) masks nothing. The first key of every call is all zeros: its score is
+// 0 whatever the rotation, so log(w_j / w_0) is key j's score, and the per-row constant softmax removes cancels.
+// v is one-hot per key (v_j = e_j in every head): a row of o is the softmax weights. Query heads 2p and 2p+1
+// read band b = b0 + p in quadrature: q = A (1, 0) and A (0, 1) in band b's pair (the claim's layout), zero
+// elsewhere; a call's b0 steps by HQ / 2 over the calls at one m until every band is read. Every key's pair
+// of every band is B e^{-i beta_g} (beta_g a multiple of pi/2, per key head: a wrong head mapping turns the
+// phase), so the claim says, with C = scale af^2 A B:
+//   s_2p(m, n) = C cos((m - n) theta_b + beta),  s_2p+1(m, n) = -C sin((m - n) theta_b + beta)
+// z = s_2p - i s_2p+1 = C e^{i ((m - n) theta_b + beta)} is a rotation by (m - n) theta_b of (C / af) e^{i beta}
+// times af: the evidence is a dump of one head over the rotary dim, a token per (m, key), at position m - n,
+// judged by judge::audit with the read-out's allowance (error_model.hpp section 7).
+// Covered by tests/judge/readout_test.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ropecheck/config.hpp"
+#include "ropecheck/judge/judge.hpp"
+
+namespace ropecheck::judge {
+
+struct attention_probe {
+  int q_heads = 0, k_heads = 0, head_dim = 0, value_dim = 0;
+  double softmax_scale = 0;  // the claim's (head_dim^-0.5 unless the claim says otherwise)
+  double q_amplitude = 0, k_amplitude = 0;  // A and B above (powers of two, exact in every dtype; C in [1/2, 1])
+  std::vector<std::int64_t> calls;      // [C + 1]: call c's query entries calls[c] .. calls[c+1]-1 (one a call)
+  std::vector<std::int64_t> key_calls;  // [C + 1]: call c's key entries
+  std::vector<std::int64_t> q_positions, k_positions;
+  std::vector<int> first_band;          // per query entry: b0 (head pair p reads band b0 + p)
+  std::vector<double> q, k, v;          // [NQ][HQ][D], [NK][HK][D], [NK][HK][DV]
+  std::vector<int> key_phase;           // per key head g: beta_g / (pi / 2), 0..3
+  [[nodiscard]] int calls_count() const { return static_cast<int>(calls.size()) - 1; }
+};
+
+// The most keys a call carries (the value dim bounds it: one one-hot column a key).
+inline constexpr int max_attention_keys = 64;
+
+// The query positions of the attention form: the largest key run's end (K - 1) and the probe's regimes (fp32's
+// integer limit, bf16's and fp16's, the training lengths, two per octave to 2 max_position_embeddings), each at
+// most max_position (0: no limit).
+[[nodiscard]] std::vector<std::int64_t> attention_query_positions(const rope_config& c, std::int64_t max_position = 0);
+
+// The probe for `c`, HQ query heads (even) and HK key heads (dividing HQ), value dim DV (>= 2). softmax_scale 0:
+// head_dim^-0.5. Throws std::invalid_argument naming what does not fit.
+[[nodiscard]] attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_heads, int value_dim,
+                                                   double softmax_scale = 0, std::int64_t max_position = 0);
+
+struct attention_verdict {
+  bool pass = false;
+  verdict scores;                 // the judge's verdict on the score evidence (judge::audit)
+  std::vector<finding> findings;  // most important first, in the score's words
+  std::int64_t cells = 0;         // (query, key, band) scores read
+  double scale_ratio = 1;         // the median |z| / C: the scores' scale against the claim's
+};
+
+// Judges the outputs o [NQ][HQ][DV] (widened exactly from `dtype`) of the probe's calls against `claimed`.
+// Throws std::invalid_argument when o cannot be read as softmax weights of v (a row's columns past its call's
+// keys not zero, or a row not summing to 1 within 1/8: o does not come from v) or its size is not the probe's.
+[[nodiscard]] attention_verdict audit_attention(const attention_probe& p, const std::vector<double>& o, const std::string& dtype,
+                                                const rope_config& claimed, const audit_options& opt = {});
+
+// The read-out's share of the allowance (error_model.hpp section 7) for outputs in `dtype` and designed score
+// magnitude C, relative to C.
+[[nodiscard]] double score_readout_allowance(const std::string& dtype, double C);
+
+}  // namespace ropecheck::judge
