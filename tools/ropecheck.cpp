@@ -42,7 +42,9 @@
 
 #include "audit_input.hpp"
 #include "audit_output.hpp"
+#include "attention_outputs.hpp"
 #include "ropecheck/judge/describe.hpp"
+#include "ropecheck/judge/repeat_calls.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/sentence.hpp"
 #include "report/engine.hpp"
@@ -395,9 +397,48 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
   return pr.merged.passed ? 0 : 1;
 }
 
+// `ropecheck audit` of the outputs of the probe's attention calls (audit/attention_outputs.hpp): the scores read
+// from o, judged against the claim the probe was made for (checked, as for the other forms).
+int run_attention_outputs_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const audit::attention_outputs_contents c = audit::read_attention_outputs(af.dump);
+  const auto meta = [&](const char* k) { return c.metadata.count(k) ? c.metadata.at(k) : std::string("?"); };
+  const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
+  if (cf.config_path.empty() && cf.preset.empty() && !cf.any_override())
+    throw usage_error("audit: no claimed convention: " + give);
+  if (const std::string missing = cf.unsaid_by_flags_alone(); !missing.empty())
+    throw usage_error("audit: a claim by flags alone must say" + missing + " (" + give + ")");
+  audit::attention_report r;
+  r.version = ROPECHECK_VERSION;
+  r.command = command;
+  r.source = af.dump;
+  r.metadata = c.metadata;
+  rope_config fallback;
+  fallback.head_dim = fallback.rotary_dim = c.head_dim;
+  r.claimed = cf.resolve(r.claimed_from, fallback, &r.notes, std::nullopt, &r.claim_info);
+  if (judge::convention_line(r.claimed) != meta("convention"))
+    throw probe_claim_mismatch(af.dump + ": the probe was made for \"" + meta("convention") + "\" but the claim given is \"" +
+                               judge::convention_line(r.claimed) + "\": " + give);
+  const judge::attention_probe p = audit::matching_probe(af.dump, c, r.claimed);
+  r.v = judge::audit_attention(p, c.o, c.dtype, r.claimed, judge_options(af));
+  r.nondeterministic = judge::repeat_call_finding(c.o, c.o_again, c.q_positions, c.heads, c.value_dim, "attention calls");
+  r.passed = r.v.pass && !r.nondeterministic;
+  r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.rerun = "ropecheck audit " + cli::shell_word(af.dump);
+  for (const auto& a : nlohmann::json::parse(c.metadata.count("claim_args") ? c.metadata.at("claim_args") : "[]"))
+    r.rerun += " " + cli::shell_word(a.get<std::string>());
+  if (af.strict) r.rerun += " --strict";
+  if (af.json) write_file(*af.json, audit::attention_json(r));
+  if (af.junit) write_file(*af.junit, audit::attention_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::attention_summary(r).c_str(), stdout);
+  return r.passed ? 0 : 1;
+}
+
 int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
+  if (audit::is_attention_outputs(af.dump)) return run_attention_outputs_audit(af, cf, command);
   if (audit::is_probe_outputs(af.dump)) return run_probe_outputs_audit(af, cf, command);
   const auto t0 = clock::now();
   if (!af.quiet) std::fprintf(stderr, "[audit] reading %s\n", af.dump.c_str());

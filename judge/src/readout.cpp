@@ -173,7 +173,7 @@ attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_he
   p.key_calls.push_back(0);
   for (const std::int64_t m : attention_query_positions(c, max_position)) {
     const std::int64_t first = std::max<std::int64_t>(0, m - K + 1);
-    for (int b0 = 0; b0 < c.bands(); b0 += q_heads / 2) {
+    for (int b0 = 0; b0 < c.bands(); b0 += q_heads / 2) {  // the call's queries, all at m
       p.q_positions.push_back(m);
       p.first_band.push_back(b0);
       const std::size_t qo = p.q.size();
@@ -183,7 +183,8 @@ attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_he
         p.q[qo + static_cast<std::size_t>(2 * h) * D + static_cast<std::size_t>(ia)] = p.q_amplitude;
         p.q[qo + static_cast<std::size_t>(2 * h + 1) * D + static_cast<std::size_t>(ib)] = p.q_amplitude;
       }
-      for (std::int64_t n = first; n <= m; ++n) {
+    }
+    for (std::int64_t n = first; n <= m; ++n) {  // the call's keys
         p.k_positions.push_back(n);
         const std::size_t ko = p.k.size(), vo = p.v.size();
         p.k.resize(ko + static_cast<std::size_t>(k_heads) * D);
@@ -198,10 +199,9 @@ attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_he
             p.k[ko + static_cast<std::size_t>(g) * D + static_cast<std::size_t>(ib)] = -p.k_amplitude * sin_q[ph];
           }
         }
-      }
-      p.calls.push_back(static_cast<std::int64_t>(p.q_positions.size()));
-      p.key_calls.push_back(static_cast<std::int64_t>(p.k_positions.size()));
     }
+    p.calls.push_back(static_cast<std::int64_t>(p.q_positions.size()));
+    p.key_calls.push_back(static_cast<std::int64_t>(p.k_positions.size()));
   }
   return p;
 }
@@ -253,10 +253,10 @@ attention_verdict audit_attention(const attention_probe& p, const std::vector<do
   std::vector<reading> cells;
   std::vector<double> ratios;
   std::int64_t seq_len = 0;
-  for (int c = 0; c < p.calls_count();) {
-    int c1 = c;  // the calls of one m: consecutive, with the same keys' positions
-    const std::int64_t m = p.q_positions[static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)])];
-    while (c1 < p.calls_count() && p.q_positions[static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c1)])] == m) ++c1;
+  for (int c = 0; c < p.calls_count(); ++c) {  // one m a call: its queries read every band against its keys
+    const auto e0 = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)]);
+    const auto e1 = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c) + 1]);
+    const std::int64_t m = p.q_positions[e0];
     seq_len = std::max(seq_len, m + 1);
     const auto k0 = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c)]);
     const std::size_t nk = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1]) - k0;
@@ -267,9 +267,9 @@ attention_verdict audit_attention(const attention_probe& p, const std::vector<do
       const std::size_t base = d.x.size();
       d.x.resize(base + static_cast<std::size_t>(d.head_dim));
       d.y.resize(base + static_cast<std::size_t>(d.head_dim));
-      for (int cc = c; cc < c1; ++cc) {
-        const auto e = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(cc)]);
-        const auto ke = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(cc)]);
+      for (std::size_t e = e0; e < e1; ++e) {
+        if (p.q_positions[e] != m) throw std::invalid_argument("audit_attention: a call's queries must share one position");
+        const std::size_t ke = k0;
         for (int h = 0; 2 * h + 1 < p.q_heads && p.first_band[e] + h < claimed.bands(); ++h) {
           const int b = p.first_band[e] + h;
           const double* even = o.data() + (e * HQ + static_cast<std::size_t>(2 * h)) * DV;
@@ -287,7 +287,6 @@ attention_verdict audit_attention(const attention_probe& p, const std::vector<do
         }
       }
     }
-    c = c1;
   }
   d.tokens = static_cast<int>(d.positions.size());
   out.cells = static_cast<std::int64_t>(ratios.size());

@@ -12,6 +12,7 @@
 #include "plugin_limits.hpp"
 #include "probe_file.hpp"
 #include "ropecheck/judge/describe.hpp"
+#include "ropecheck/judge/sentence.hpp"
 
 namespace ropecheck::probe {
 
@@ -40,10 +41,15 @@ void probe_command::add_to(CLI::App& app) {
   app_->add_option("--seed", seed_, "seed of the probe's inputs (default: ROPECHECK_SEED, else the suites' default)");
   app_->add_option("--heads", heads_, "heads per token (the query heads of --form qk)")->check(CLI::Range(1, 64))->capture_default_str();
   app_->add_option("--form", form_, "x: fn(x, positions) -> y; qk: fn(q, k, positions) -> (q', k'), judged together")
-      ->check(CLI::IsMember({"x", "qk"}))
+      ->check(CLI::IsMember({"x", "qk", "attention"}))
       ->capture_default_str();
-  app_->add_option("--kv-heads", kv_heads_, "--form qk: the key heads (dividing --heads: query head h reads key head h / (heads / kv_heads))")
+  app_->add_option("--kv-heads", kv_heads_,
+                   "--form qk or attention: the key heads (dividing --heads: query head h reads key head h / (heads / kv_heads))")
       ->check(CLI::Range(1, 64));
+  app_->add_option("--value-dim", value_dim_, "--form attention: v's width (default head_dim; a call carries at most that many keys)")
+      ->check(CLI::Range(2, 4096));
+  app_->add_option("--softmax-scale", softmax_scale_, "--form attention: the claim's softmax scale (default head_dim^-0.5)")
+      ->check(CLI::PositiveNumber);
   app_->add_option("--max-position", max_position_,
                    "the kernel's last position (a cos/sin cache of N rows: N - 1); 0: no limit")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
@@ -58,10 +64,12 @@ int probe_command::run(const std::string& command) {
     if (const std::string missing = conv_.unsaid_by_flags_alone(); !missing.empty())
       throw std::invalid_argument("a claim by flags alone must say" + missing +
                                   " (or give --config config.json / --preset NAME, which say them)");
-    if (form_ == "qk" && !kv_heads_)
-      throw std::invalid_argument("--form qk needs --kv-heads N (the key heads; equal to --heads without GQA)");
-    if (form_ != "qk" && kv_heads_)
-      throw std::invalid_argument("--kv-heads is for --form qk (the x form has one tensor)");
+    if (form_ != "x" && !kv_heads_)
+      throw std::invalid_argument("--form " + form_ + " needs --kv-heads N (the key heads; equal to --heads without GQA)");
+    if (form_ == "x" && kv_heads_)
+      throw std::invalid_argument("--kv-heads is for --form qk or attention (the x form has one tensor)");
+    if (form_ != "attention" && (value_dim_ || softmax_scale_))
+      throw std::invalid_argument("--value-dim and --softmax-scale are for --form attention");
     std::string claimed_from;
     std::vector<std::string> notes;
     rope_config fallback;  // flags alone: --head-dim, --base and --layout given (checked above), the rest RoPE's plain rule
@@ -78,7 +86,7 @@ int probe_command::run(const std::string& command) {
                                   std::to_string(judge::max_prefill_tokens - 1) + ": a kernel that cannot take those cannot be judged");
     const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads_), claimed, limits,
                                                                   "--max-position; in Python check(max_position=) or the adapter's");
-    if (!probe.note.empty()) notes.push_back(probe.note);
+    if (!probe.note.empty() && form_ != "attention") notes.push_back(probe.note);  // the attention form's positions are its own
     const judge::probe_set& p = probe.set;
     std::map<std::string, std::string> meta{
         {"ropecheck_probe", "1"},
@@ -95,7 +103,22 @@ int probe_command::run(const std::string& command) {
         {"notes", nlohmann::json(notes).dump()},
         {"ropecheck_version", ROPECHECK_VERSION},
         {"command", command}};
-    if (form_ == "qk") meta["kv_heads"] = std::to_string(*kv_heads_);
+    if (form_ != "x") meta["kv_heads"] = std::to_string(*kv_heads_);
+    if (form_ == "attention") {
+      const judge::attention_probe a = judge::make_attention_probe(claimed, heads_, *kv_heads_, value_dim_.value_or(claimed.head_dim),
+                                                                   softmax_scale_.value_or(0), max_position_);
+      meta["value_dim"] = std::to_string(a.value_dim);
+      meta["softmax_scale"] = judge::fmt("%.17g", a.softmax_scale);
+      meta["calls"] = std::to_string(a.calls_count());
+      meta["tokens"] = std::to_string(a.q_positions.size());
+      audit::write_safetensors(out_, probe_tensors_attention(a, t), meta);
+      std::printf("ropecheck probe: %s: %d attention calls (queries at one position and its %d keys before it each) x %d query and %d key heads x %d, "
+                  "values %d (%s), %s; claim %s\n", out_.c_str(), a.calls_count(), std::min(a.value_dim, judge::max_attention_keys),
+                  heads_, *kv_heads_, a.head_dim, a.value_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(),
+                  claimed_from.c_str());
+      for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+      return 0;
+    }
     audit::write_safetensors(out_, form_ == "qk" ? probe_tensors_qk(p, *kv_heads_, t) : probe_tensors(p, t), meta);
     const std::string heads = form_ == "qk" ? std::to_string(p.heads) + " query and " + std::to_string(*kv_heads_) + " key heads"
                                             : std::to_string(p.heads) + " heads";

@@ -3,10 +3,13 @@
 //
 //   ropecheck probe (--config config.json [--layer N] [--indexer] | --preset NAME | --head-dim D [flags])
 //                   --dtype float32|bfloat16|float16|float64 [--seed N] [--heads N] [--max-position N]
-//                   [--form x | --form qk --kv-heads N] --out probe.safetensors
+//                   [--form x | --form qk --kv-heads N | --form attention --kv-heads N [--value-dim DV]
+//                   [--softmax-scale S]] --out probe.safetensors
 //
 // --form x (the default): one tensor x through fn(x, positions) -> y. --form qk: queries q (--heads) and keys k
 // (--kv-heads, dividing --heads) through fn(q, k, positions) -> (q', k'), judged together (docs/scores.md).
+// --form attention: RoPE inside attention, fn(q, k, v, q_positions, k_positions) -> o, the scores read from o
+// (judge/readout.hpp); --softmax-scale is the claim's scale (default head_dim^-0.5), --value-dim v's width.
 //
 // The claim is stated explicitly (a config, a preset, or convention flags with --head-dim): it is the
 // convention the outputs are judged against, and the file records the arguments that state it
@@ -37,7 +40,8 @@ class probe_command {
   std::string dtype_, out_;
   std::optional<std::uint64_t> seed_;
   int heads_ = 4;
-  std::optional<int> kv_heads_;
+  std::optional<int> kv_heads_, value_dim_;
+  std::optional<double> softmax_scale_;
   std::string form_ = "x";
   std::int64_t max_position_ = 0;
 };

@@ -81,6 +81,20 @@ std::vector<audit::tensor_out> probe_tensors(const judge::probe_set& p, plugin::
   return out;
 }
 
+std::vector<audit::tensor_out> probe_tensors_attention(const judge::attention_probe& p, plugin::dtype t) {
+  const auto ints = [](const std::string& name, const std::vector<std::int64_t>& v) {
+    return audit::tensor_out{name, audit::dtype::i64, {static_cast<std::int64_t>(v.size())}, audit::i64_bytes(v)};
+  };
+  const auto nq = static_cast<int>(p.q_positions.size()), nk = static_cast<int>(p.k_positions.size());
+  return {ints("attention.calls", p.calls),
+          ints("attention.key_calls", p.key_calls),
+          inputs_tensor("attention.q", p.q, nq, p.q_heads, p.head_dim, t),
+          ints("attention.q_positions", p.q_positions),
+          inputs_tensor("attention.k", p.k, nk, p.k_heads, p.head_dim, t),
+          ints("attention.k_positions", p.k_positions),
+          inputs_tensor("attention.v", p.v, nk, p.k_heads, p.value_dim, t)};
+}
+
 std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int kv_heads, plugin::dtype t) {
   if (kv_heads < 1 || p.heads % kv_heads != 0)
     throw std::invalid_argument("--kv-heads " + std::to_string(kv_heads) + " must divide --heads " + std::to_string(p.heads) +

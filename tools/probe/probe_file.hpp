@@ -18,6 +18,7 @@
 
 #include "plugin_loader.hpp"
 #include "ropecheck/judge/probe.hpp"
+#include "ropecheck/judge/readout.hpp"
 #include "tensor_write.hpp"
 
 namespace ropecheck::probe {
@@ -30,6 +31,12 @@ namespace ropecheck::probe {
 // each a stream of p.seed (judge::qk_seed); the plans as above. std::invalid_argument when kv_heads does not
 // divide p.heads.
 [[nodiscard]] std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int kv_heads, plugin::dtype t);
+
+// The attention form (`ropecheck probe --form attention`, docs/scores.md; judge/readout.hpp's design):
+//   attention.calls, attention.key_calls   I64 [C + 1]   call c's query and key entries
+//   attention.q [NQ, HQ, D], attention.q_positions I64 [NQ]
+//   attention.k [NK, HK, D], attention.k_positions I64 [NK], attention.v [NK, HK, DV]   (q, k, v in the dtype)
+[[nodiscard]] std::vector<audit::tensor_out> probe_tensors_attention(const judge::attention_probe& p, plugin::dtype t);
 
 // "float32", "bfloat16", "float16", "float64" -> the dtype; std::invalid_argument naming the value otherwise.
 [[nodiscard]] plugin::dtype parse_dtype(const std::string& name);

@@ -3,13 +3,14 @@
 // kernel). The attention form of the probe designs q, k and v so the judge can read the scores back from o,
 // and judges the implied relative angles with the passes every door uses (docs/scores.md).
 //
-// The design (make_attention_probe). One query a call, at position m; its keys at the contiguous positions
-// m - K + 1 .. m (clipped at 0), as a KV cache holds them, so a causal kernel (position-based, or flash-attn's
-// bottom-right alignment with one query) masks nothing. The first key of every call is all zeros: its score is
+// The design (make_attention_probe). One call a query position m: its queries all at m (each reading other
+// bands), its keys at the contiguous positions m - K + 1 .. m (clipped at 0), as a KV cache holds them, every
+// query attending to every key (a position-based causal mask masks nothing; a kernel that aligns a causal mask
+// by index, as flash-attn's bottom-right one, is called one query at a time by its adapter). The first key of every call is all zeros: its score is
 // 0 whatever the rotation, so log(w_j / w_0) is key j's score, and the per-row constant softmax removes cancels.
 // v is one-hot per key (v_j = e_j in every head): a row of o is the softmax weights. Query heads 2p and 2p+1
 // read band b = b0 + p in quadrature: q = A (1, 0) and A (0, 1) in band b's pair (the claim's layout), zero
-// elsewhere; a call's b0 steps by HQ / 2 over the calls at one m until every band is read. Every key's pair
+// elsewhere; b0 steps by HQ / 2 over a call's queries until every band is read. Every key's pair
 // of every band is B e^{-i beta_g} (beta_g a multiple of pi/2, per key head: a wrong head mapping turns the
 // phase), so the claim says, with C = scale af^2 A B:
 //   s_2p(m, n) = C cos((m - n) theta_b + beta),  s_2p+1(m, n) = -C sin((m - n) theta_b + beta)
@@ -33,7 +34,7 @@ struct attention_probe {
   int q_heads = 0, k_heads = 0, head_dim = 0, value_dim = 0;
   double softmax_scale = 0;  // the claim's (head_dim^-0.5 unless the claim says otherwise)
   double q_amplitude = 0, k_amplitude = 0;  // A and B above (powers of two, exact in every dtype; C in [1/2, 1])
-  std::vector<std::int64_t> calls;      // [C + 1]: call c's query entries calls[c] .. calls[c+1]-1 (one a call)
+  std::vector<std::int64_t> calls;      // [C + 1]: call c's query entries calls[c] .. calls[c+1]-1 (all at one m)
   std::vector<std::int64_t> key_calls;  // [C + 1]: call c's key entries
   std::vector<std::int64_t> q_positions, k_positions;
   std::vector<int> first_band;          // per query entry: b0 (head pair p reads band b0 + p)
@@ -64,7 +65,7 @@ struct attention_verdict {
 };
 
 // Judges the outputs o [NQ][HQ][DV] (widened exactly from `dtype`) of the probe's calls against `claimed`.
-// Throws std::invalid_argument when o cannot be read as softmax weights of v (a row's columns past its call's
+// Throws std::invalid_argument when a call's queries are not at one position, when o cannot be read as softmax weights of v (a row's columns past its call's
 // keys not zero, or a row not summing to 1 within 1/8: o does not come from v) or its size is not the probe's.
 [[nodiscard]] attention_verdict audit_attention(const attention_probe& p, const std::vector<double>& o, const std::string& dtype,
                                                 const rope_config& claimed, const audit_options& opt = {});
