@@ -43,6 +43,7 @@
 #include "audit_input.hpp"
 #include "audit_output.hpp"
 #include "attention_outputs.hpp"
+#include "score_dump_input.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/repeat_calls.hpp"
 #include "ropecheck/judge/judge.hpp"
@@ -127,7 +128,7 @@ struct audit_flags {
   std::string dump;
   std::optional<std::string> dtype, json, junit, plugin;
   std::string reference = "exact";
-  bool strict = false, quiet = false, verbose = false;
+  bool strict = false, quiet = false, verbose = false, scores = false;
   std::optional<double> tolerance_ulps;
   std::int64_t seq_len = 0;
   int threads = 0;
@@ -397,6 +398,19 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
   return pr.merged.passed ? 0 : 1;
 }
 
+// The claim of a door that reads no dump of rotated tensors (attention outputs, scores): flags, a config or a preset,
+// none assumed (how: what to give, for the errors), at the dump's head_dim when flags alone give it.
+rope_config claim_without_dump(const convention_flags& cf, int head_dim, const std::string& how, std::string& claimed_from,
+                               std::vector<std::string>& notes, claim& claim_info) {
+  if (cf.config_path.empty() && cf.preset.empty() && !cf.any_override())
+    throw usage_error("audit: no claimed convention: " + how);
+  if (const std::string missing = cf.unsaid_by_flags_alone(); !missing.empty())
+    throw usage_error("audit: a claim by flags alone must say" + missing + " (" + how + ")");
+  rope_config fallback;
+  fallback.head_dim = fallback.rotary_dim = head_dim;
+  return cf.resolve(claimed_from, fallback, &notes, std::nullopt, &claim_info);
+}
+
 // `ropecheck audit` of the outputs of the probe's attention calls (audit/attention_outputs.hpp): the scores read
 // from o, judged against the claim the probe was made for (checked, as for the other forms).
 int run_attention_outputs_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
@@ -405,18 +419,12 @@ int run_attention_outputs_audit(const audit_flags& af, const convention_flags& c
   const audit::attention_outputs_contents c = audit::read_attention_outputs(af.dump);
   const auto meta = [&](const char* k) { return c.metadata.count(k) ? c.metadata.at(k) : std::string("?"); };
   const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
-  if (cf.config_path.empty() && cf.preset.empty() && !cf.any_override())
-    throw usage_error("audit: no claimed convention: " + give);
-  if (const std::string missing = cf.unsaid_by_flags_alone(); !missing.empty())
-    throw usage_error("audit: a claim by flags alone must say" + missing + " (" + give + ")");
   audit::attention_report r;
   r.version = ROPECHECK_VERSION;
   r.command = command;
   r.source = af.dump;
   r.metadata = c.metadata;
-  rope_config fallback;
-  fallback.head_dim = fallback.rotary_dim = c.head_dim;
-  r.claimed = cf.resolve(r.claimed_from, fallback, &r.notes, std::nullopt, &r.claim_info);
+  r.claimed = claim_without_dump(cf, c.head_dim, give, r.claimed_from, r.notes, r.claim_info);
   if (judge::convention_line(r.claimed) != meta("convention"))
     throw probe_claim_mismatch(af.dump + ": the probe was made for \"" + meta("convention") + "\" but the claim given is \"" +
                                judge::convention_line(r.claimed) + "\": " + give);
@@ -435,9 +443,34 @@ int run_attention_outputs_audit(const audit_flags& af, const convention_flags& c
   return r.passed ? 0 : 1;
 }
 
+// `ropecheck audit --scores`: scores or weights as data (audit/score_dump_input.hpp), judged up to the per-row constant.
+int run_scores_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  audit::loaded_scores in = audit::load_score_dump(af.dump, af.dtype);
+  audit::scores_report r;
+  r.version = ROPECHECK_VERSION;
+  r.command = command;
+  r.source = af.dump;
+  r.notes = in.notes;
+  r.claimed = claim_without_dump(cf, in.d.head_dim, "give --config config.json, --preset NAME or convention flags", r.claimed_from,
+                                 r.notes, r.claim_info);
+  r.q_heads = in.d.q_heads, r.k_heads = in.d.k_heads, r.q_tokens = in.d.q_tokens, r.k_tokens = in.d.k_tokens;
+  r.what = in.d.what == judge::score_dump::kind::weights ? "weights" : "logits";
+  r.dtype = in.d.dtype;
+  r.v = judge::audit_scores(in.d, r.claimed, judge_options(af));
+  r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.rerun = command;
+  if (af.json) write_file(*af.json, audit::scores_json(r));
+  if (af.junit) write_file(*af.junit, audit::scores_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::scores_summary(r).c_str(), stdout);
+  return r.v.pass ? 0 : 1;
+}
+
 int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
+  if (af.scores) return run_scores_audit(af, cf, command);
   if (audit::is_attention_outputs(af.dump)) return run_attention_outputs_audit(af, cf, command);
   if (audit::is_probe_outputs(af.dump)) return run_probe_outputs_audit(af, cf, command);
   const auto t0 = clock::now();
@@ -505,6 +538,8 @@ int main(int argc, char** argv) {
                   "exact (default): exact mathematics; hf (or meta): HF's convention computed exactly (fp32 "
                   "inv_freq and fp32 product p*inv_freq, exact cos/sin); ggml: llama.cpp's fp32 chain of products")
       ->capture_default_str();
+  aud->add_flag("--scores", af.scores,
+                "the dump holds attention scores or weights with q and k before RoPE and their positions (docs/scores.md)");
   aud->add_flag("--strict", af.strict, "fail what is a warning by default: fp32 angle drift (angles must be as good as fp64's), outputs left in place under rope_interleave's half-split claim");
   aud->add_option("--tolerance-ulps", af.tolerance_ulps,
                   "replace the derived allowance by a flat one, in ulps of the dump dtype relative to af(|x_a|+|x_b|)");

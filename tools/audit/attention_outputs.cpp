@@ -191,25 +191,11 @@ std::string attention_json(const attention_report& r) {
 }
 
 std::string attention_junit(const attention_report& r) {
+  judge::finding first{"unexplained", "the scores fail the allowance", 0};
+  if (r.nondeterministic) first = *r.nondeterministic;
+  else if (!r.v.findings.empty()) first = r.v.findings.front();
   const auto kernel = r.metadata.count("kernel") ? r.metadata.at("kernel") : std::string("kernel");
-  const std::string suite = "ropecheck.probe." + cli::markup_escape(kernel);
-  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  s += judge::fmt("<testsuites name=\"ropecheck audit\" tests=\"1\" failures=\"%d\" errors=\"0\">\n", r.passed ? 0 : 1);
-  s += judge::fmt("  <testsuite name=\"%s\" tests=\"1\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", suite.c_str(),
-                  r.passed ? 0 : 1);
-  s += "    <testcase classname=\"" + suite + "\" name=\"attention calls\">\n";
-  const std::string text = attention_summary(r);
-  if (!r.passed) {
-    judge::finding first{"unexplained", "the scores fail the allowance", 0};
-    if (r.nondeterministic) first = *r.nondeterministic;
-    else if (!r.v.findings.empty()) first = r.v.findings.front();
-    s += "      <failure type=\"" + cli::markup_escape(first.bug_class) + "\" message=\"" + cli::markup_escape(first.sentence) +
-         "\">" + cli::markup_escape(text) + "</failure>\n";
-  } else {
-    s += "      <system-out>" + cli::markup_escape(text) + "</system-out>\n";
-  }
-  s += "    </testcase>\n  </testsuite>\n</testsuites>\n";
-  return s;
+  return one_case_junit("ropecheck.probe." + kernel, "attention calls", r.passed, first, attention_summary(r));
 }
 
 }  // namespace ropecheck::audit

@@ -230,4 +230,19 @@ std::string to_junit(const audit_report& r) {
   return s;
 }
 
+std::string one_case_junit(const std::string& suite, const std::string& name, bool passed, const judge::finding& first,
+                           const std::string& text) {
+  std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += fmt("<testsuites name=\"ropecheck audit\" tests=\"1\" failures=\"%d\" errors=\"0\">\n", passed ? 0 : 1);
+  s += fmt("  <testsuite name=\"%s\" tests=\"1\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n", cli::markup_escape(suite).c_str(),
+           passed ? 0 : 1);
+  s += "    <testcase classname=\"" + cli::markup_escape(suite) + "\" name=\"" + cli::markup_escape(name) + "\">\n";
+  if (!passed)
+    s += "      <failure type=\"" + cli::markup_escape(first.bug_class) + "\" message=\"" + cli::markup_escape(first.sentence) +
+         "\">" + cli::markup_escape(text) + "</failure>\n";
+  else
+    s += "      <system-out>" + cli::markup_escape(text) + "</system-out>\n";
+  return s + "    </testcase>\n  </testsuite>\n</testsuites>\n";
+}
+
 }  // namespace ropecheck::audit

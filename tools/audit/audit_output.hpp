@@ -35,6 +35,11 @@ struct audit_report {
 [[nodiscard]] std::string to_json(const audit_report& r);   // one object, 2-space indented
 [[nodiscard]] std::string to_junit(const audit_report& r);  // <testsuites> with one testcase
 
+// JUnit XML of one test case: a failure of type first.bug_class with first's sentence when !passed, the text as
+// its body (or system-out on a pass). For the doors with one verdict and no dump report of their own.
+[[nodiscard]] std::string one_case_junit(const std::string& suite, const std::string& name, bool passed,
+                                         const judge::finding& first, const std::string& text);
+
 // One line describing a convention (head_dim, rotary_dim, base, scaling, factor, layout).
 [[nodiscard]] std::string describe(const rope_config& c);
 

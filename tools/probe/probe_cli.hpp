@@ -9,7 +9,7 @@
 // --form x (the default): one tensor x through fn(x, positions) -> y. --form qk: queries q (--heads) and keys k
 // (--kv-heads, dividing --heads) through fn(q, k, positions) -> (q', k'), judged together (docs/scores.md).
 // --form attention: RoPE inside attention, fn(q, k, v, q_positions, k_positions) -> o, the scores read from o
-// (judge/readout.hpp); --softmax-scale is the claim's scale (default head_dim^-0.5), --value-dim v's width.
+// (ropecheck/judge/readout.hpp); --softmax-scale is the claim's scale (default head_dim^-0.5), --value-dim v's width.
 //
 // The claim is stated explicitly (a config, a preset, or convention flags with --head-dim): it is the
 // convention the outputs are judged against, and the file records the arguments that state it

@@ -32,7 +32,7 @@ namespace ropecheck::probe {
 // divide p.heads.
 [[nodiscard]] std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int kv_heads, plugin::dtype t);
 
-// The attention form (`ropecheck probe --form attention`, docs/scores.md; judge/readout.hpp's design):
+// The attention form (`ropecheck probe --form attention`, docs/scores.md; ropecheck/judge/readout.hpp's design):
 //   attention.calls, attention.key_calls   I64 [C + 1]   call c's query and key entries
 //   attention.q [NQ, HQ, D], attention.q_positions I64 [NQ]
 //   attention.k [NK, HK, D], attention.k_positions I64 [NK], attention.v [NK, HK, DV]   (q, k, v in the dtype)
