@@ -386,6 +386,18 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     }
     pr.forms.push_back(std::move(f));
   }
+  if (contents.shift) {  // qk: the keys after the kernel's context shift, judged at their renumbered positions
+    const auto& s = *contents.shift;
+    judge::dump d;
+    d.positions = s.positions;
+    d.tokens = static_cast<int>(s.positions.size()), d.heads = s.heads, d.head_dim = s.head_dim;
+    d.x = s.k, d.y = s.k_out, d.dtype = s.dtype;
+    audit::shift_report sr;
+    sr.delta = s.delta, sr.tokens = d.tokens;
+    sr.v = judge::audit(d, pr.forms.front().r.claimed, judge_options(af));
+    sr.findings = judge::shift_findings(sr.v, s.delta);
+    pr.shift = std::move(sr);
+  }
   pr.rerun = "ropecheck audit " + cli::shell_word(af.dump);
   const std::string args = contents.metadata.count("claim_args") ? contents.metadata.at("claim_args") : "[]";
   for (const auto& a : nlohmann::json::parse(args)) pr.rerun += " " + cli::shell_word(a.get<std::string>());

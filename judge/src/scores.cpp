@@ -352,6 +352,25 @@ std::vector<finding> qk_findings(const verdict& queries, const verdict& keys, co
   return out;
 }
 
+std::vector<finding> shift_findings(const verdict& shifted, std::int64_t delta) {
+  std::vector<finding> out;
+  const std::string after = fmt("after a context shift of %+lld (cached keys renumbered from n to n %+lld), ",
+                                static_cast<long long>(delta), static_cast<long long>(delta));
+  for (std::size_t i = 0; i < shifted.findings.size(); ++i) {
+    const finding& f = shifted.findings[i];
+    if (i == 0 && !shifted.pass && is_positions_class(f.bug_class))
+      out.push_back({classes::key_positions_wrong,
+                     after + "the cached keys act at other positions than their renumbered ones (an offset of " +
+                         std::to_string(-delta) + " is a shift that did not re-rotate them): " + f.sentence,
+                     f.confidence});
+    else if (i == 0 && !shifted.pass && is_rule_class(f.bug_class))
+      out.push_back({classes::key_convention_wrong, after + "the shift re-rotated the cached keys by another rule: " + f.sentence,
+                     f.confidence});
+    out.push_back(prefixed(f, ("shifted keys, " + after).c_str()));
+  }
+  return out;
+}
+
 qk_verdict audit_qk(const dump& queries, const dump& keys, const rope_config& claimed, const audit_options& opt) {
   check_pair_geometry(queries, keys);
   qk_verdict v;

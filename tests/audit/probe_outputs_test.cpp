@@ -328,6 +328,35 @@ TEST_F(ProbeOutputs, each_missing_qk_run_is_an_input_error_naming_it) {
   expect_rejected(write(identity_qk_outputs(), m), {"form", "attention"});
 }
 
+// The keys after the kernel's context shift: three tensors and __metadata__ shift_delta, or none.
+TEST_F(ProbeOutputs, shifted_keys_read_with_their_delta_and_each_missing_part_is_named) {
+  const auto with_shift = [&](std::vector<tensor_out> t, std::int64_t rows) {
+    const tensor_out k = named(t, "k");
+    std::vector<std::int64_t> token, positions;
+    for (std::int64_t i = 0; i < rows; ++i) token.push_back(i + 40), positions.push_back(i + 8);
+    t.push_back({"shift.token", audit::dtype::i64, {rows}, audit::i64_bytes(token)});
+    t.push_back({"shift.positions", audit::dtype::i64, {rows}, audit::i64_bytes(positions)});
+    const auto per = static_cast<std::size_t>(k.shape[1] * k.shape[2]) * 4;
+    t.push_back({"shift.k_out", k.type, {rows, k.shape[1], k.shape[2]},
+                 std::vector<unsigned char>(k.bytes.begin() + static_cast<std::ptrdiff_t>(40 * per),
+                                            k.bytes.begin() + static_cast<std::ptrdiff_t>((40 + rows) * per))});
+    return t;
+  };
+  auto meta = qk_metadata();
+  meta["shift_delta"] = "-32";
+  const auto c = audit::read_probe_outputs(write(with_shift(identity_qk_outputs(), 10), meta));
+  ASSERT_TRUE(c.shift);
+  EXPECT_EQ(c.shift->delta, -32);
+  EXPECT_EQ(c.shift->positions.size(), 10u);
+  EXPECT_EQ(c.shift->k, c.shift->k_out);  // the identity kernel's shift leaves the raw keys
+  expect_rejected(write(with_shift(identity_qk_outputs(), 10), qk_metadata()), {"shift_delta"});
+  for (const char* name : {"shift.token", "shift.positions", "shift.k_out"}) {
+    auto t = with_shift(identity_qk_outputs(), 10);
+    drop(t, name);
+    expect_rejected(write(t, meta), {name});
+  }
+}
+
 TEST_F(ProbeOutputs, a_k_out_not_shaped_as_k_is_an_input_error_naming_both) {
   auto t = identity_qk_outputs();
   const tensor_out q = named(t, "q");

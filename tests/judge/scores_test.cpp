@@ -177,6 +177,45 @@ TEST(Scores, KeysCrossedFromTheQueriesAreNamed) {
             std::string::npos) << v.findings.front().sentence;
 }
 
+// A context shift (llama.cpp's K-shift after llama_memory_seq_add(..., -n_discard)): keys rotated at n, re-rotated
+// to n + delta. Right: they pass at n + delta. A shift that did not re-rotate them leaves them at n: an offset of
+// -delta, key_positions_wrong; one that re-rotated them with another base: key_convention_wrong.
+TEST(Scores, KeysAfterAContextShiftAreJudgedAtTheirRenumberedPositions) {
+  const auto c = claim();
+  constexpr std::int64_t delta = -32;
+  const auto shifted = [&](const rope_config& kernel, std::int64_t rotate_by) {
+    dump d = side(c, c, 2, kKeySeed, rotate_by);  // the rotation the shift leaves: at n + rotate_by
+    if (kernel.base != c.base) d = side(c, kernel, 2, kKeySeed, rotate_by);
+    dump out;
+    out.heads = d.heads, out.head_dim = d.head_dim, out.dtype = d.dtype;
+    const auto per = static_cast<std::size_t>(d.heads * d.head_dim);
+    for (int t = 0; t < d.tokens; ++t) {
+      const std::int64_t n = d.positions[static_cast<std::size_t>(t)];
+      if (n < -delta) continue;  // evicted
+      out.positions.push_back(n + delta);
+      out.x.insert(out.x.end(), d.x.begin() + static_cast<std::ptrdiff_t>(t * per), d.x.begin() + static_cast<std::ptrdiff_t>((t + 1) * per));
+      out.y.insert(out.y.end(), d.y.begin() + static_cast<std::ptrdiff_t>(t * per), d.y.begin() + static_cast<std::ptrdiff_t>((t + 1) * per));
+    }
+    out.tokens = static_cast<int>(out.positions.size());
+    return out;
+  };
+  const auto right = judge::audit(shifted(c, delta), c);  // re-rotated by delta: rotated at n + delta
+  EXPECT_TRUE(right.pass);
+  for (const auto& f : judge::shift_findings(right, delta)) EXPECT_EQ(f.bug_class, "angle_drift_fp32") << f.sentence;
+  const auto stale = judge::audit(shifted(c, 0), c);  // never re-rotated: still at n
+  const auto fs = judge::shift_findings(stale, delta);
+  for (const auto& f : fs) std::printf("  - %s: %s\n", f.bug_class.c_str(), f.sentence.c_str());
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs.front().bug_class, "key_positions_wrong");
+  EXPECT_NE(fs.front().sentence.find("after a context shift of -32"), std::string::npos) << fs.front().sentence;
+  EXPECT_NE(fs.front().sentence.find("+32"), std::string::npos) << fs.front().sentence;
+  auto other = c;
+  other.base = 10000;
+  const auto rule = judge::shift_findings(judge::audit(shifted(other, delta), c), delta);
+  ASSERT_FALSE(rule.empty());
+  EXPECT_EQ(rule.front().bug_class, "key_convention_wrong") << rule.front().sentence;
+}
+
 TEST(Scores, CrossedCoordinateThresholdsAtEquality) {
   using judge::detail::coordinate_crossed;
   EXPECT_TRUE(coordinate_crossed(0.9, 0.0));

@@ -69,6 +69,51 @@ std::vector<std::int64_t> token_positions(const std::filesystem::path& file, con
   return positions;
 }
 
+// The qk form's shifted keys, when present (all three tensors and shift_delta, or none).
+void read_shift(const std::filesystem::path& file, const mapped_tensors& m, probe_outputs_contents& out) {
+  const bool any = m.tensors.count("shift.token") || m.tensors.count("shift.positions") || m.tensors.count("shift.k_out");
+  if (!any) return;
+  for (const char* name : {"shift.token", "shift.positions", "shift.k_out"})
+    if (!m.tensors.count(name))
+      throw input_error(file, std::string("shift.token, shift.positions and shift.k_out go together: no ") + name);
+  const auto delta = out.metadata.find("shift_delta");
+  probe_outputs_contents::shifted_keys s;
+  try {
+    if (delta == out.metadata.end()) throw std::invalid_argument("absent");
+    s.delta = std::stoll(delta->second);
+  } catch (const std::exception&) {
+    throw input_error(file, "the shifted keys need __metadata__ shift_delta (the positions' change, an integer)");
+  }
+  const auto ints = [&](const char* name) {
+    const tensor t = decode(m.tensors.at(name));
+    if (t.type != dtype::i64 || t.shape.size() != 1) throw input_error(file, std::string(name) + " is not I64 [S]");
+    std::vector<std::int64_t> v;
+    for (const double d : t.values) v.push_back(static_cast<std::int64_t>(d));
+    return v;
+  };
+  s.token = ints("shift.token");
+  s.positions = ints("shift.positions");
+  const tensor_bytes& k = m.tensors.at("k");
+  const tensor_bytes& ko = m.tensors.at("shift.k_out");
+  const auto S = static_cast<std::int64_t>(s.token.size());
+  if (s.positions.size() != s.token.size() || S == 0 || ko.shape != std::vector<std::int64_t>{S, k.shape[1], k.shape[2]} ||
+      ko.type != k.type)
+    throw input_error(file, "shift.k_out is " + std::string(dtype_name(ko.type)) + " " + shape_string(ko.shape) + ", expected " +
+                                std::string(dtype_name(k.type)) + " [" + std::to_string(S) + ", " + std::to_string(k.shape[1]) +
+                                ", " + std::to_string(k.shape[2]) + "] (one row a shifted token, as shift.token and shift.positions)");
+  const tensor kk = decode(k);
+  s.heads = static_cast<int>(k.shape[1]), s.head_dim = static_cast<int>(k.shape[2]);
+  const auto per = static_cast<std::size_t>(s.heads * s.head_dim);
+  for (const std::int64_t t : s.token) {
+    if (t < 0 || t >= k.shape[0]) throw input_error(file, "shift.token names probe token " + std::to_string(t) + ", out of range");
+    s.k.insert(s.k.end(), kk.values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(t) * per),
+               kk.values.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(t) + 1) * per));
+  }
+  s.k_out = decode(ko).values;
+  s.dtype = audit_dtype_name(ko.type);
+  out.shift = std::move(s);
+}
+
 // The qk form's repeated prefill runs: again (nondeterministic, either output) and the crossing probe.
 void read_qk_repeats(const std::filesystem::path& file, const mapped_tensors& m, probe_outputs_contents& out) {
   const bool prefill = std::find(out.forms.begin(), out.forms.end(), judge::call_form::prefill) != out.forms.end();
@@ -85,6 +130,7 @@ void read_qk_repeats(const std::filesystem::path& file, const mapped_tensors& m,
     if (it->second.shape != first.shape || it->second.type != first.type)
       throw input_error(file, std::string(name) + " is not shaped and typed as " + base);
   }
+  read_shift(file, m, out);
   if (!prefill) return;
   const tensor_bytes& q = m.tensors.at("q");
   const tensor_bytes& k = m.tensors.at("k");
@@ -261,6 +307,12 @@ void merge(probe_outputs_report& r) {
     forms.push_back(std::move(o));
   }
   r.merged = judge::merge_forms(forms);
+  if (r.shift) {  // a failing shift's findings before the passing forms' warnings
+    const auto at = static_cast<std::ptrdiff_t>(r.merged.passed && !r.shift->v.pass ? 0 : r.merged.findings.size());
+    r.merged.findings.insert(r.merged.findings.begin() + at, r.shift->findings.begin(), r.shift->findings.end());
+    r.merged.forms.insert(r.merged.forms.begin() + at, r.shift->findings.size(), "shift");
+    r.merged.passed = r.merged.passed && r.shift->v.pass;
+  }
 }
 
 std::string probe_outputs_summary(const probe_outputs_report& r) {
@@ -288,9 +340,16 @@ std::string probe_outputs_summary(const probe_outputs_report& r) {
                       static_cast<long long>(f.score->n), f.score->q_head, static_cast<long long>(f.score->pairs));
     for (const auto& x : f.pair_findings) s += judge::finding_line(x, "  ");
   }
+  if (r.shift) {
+    s += judge::fmt("\n-- the keys after the kernel's context shift of %+lld (%lld tokens), judged at their renumbered positions --\n",
+                    static_cast<long long>(r.shift->delta), static_cast<long long>(r.shift->tokens));
+    s += judge::fmt("  %s: worst error/allowance %.3g\n", r.shift->v.pass ? "PASS" : "FAIL", r.shift->v.worst_ratio);
+    for (const auto& x : r.shift->findings) s += judge::finding_line(x, "  ");
+  }
   std::string forms;
   for (const auto& f : r.forms)
     forms += std::string(forms.empty() ? "" : ", ") + judge::to_string(f.form) + " calls " + (f.passed ? "pass" : "FAIL");
+  if (r.shift) forms += std::string(", shifted keys ") + (r.shift->v.pass ? "pass" : "FAIL");
   s += std::string("\n") + (r.merged.passed ? "PASS" : "FAIL") + ": " + forms + "\n";
   if (!r.merged.passed && !r.merged.findings.empty()) s += judge::finding_line(r.merged.findings.front(), "  first finding: ");
   s += "  rerun: " + r.rerun + "\n";
@@ -332,6 +391,11 @@ std::string probe_outputs_json(const probe_outputs_report& r) {
     o["call_findings"] = nlohmann::json::array();
     for (const auto& x : f.call_findings) o["call_findings"].push_back(finding_json(x));
     j["forms"][judge::to_string(f.form)] = std::move(o);
+  }
+  if (r.shift) {
+    j["shift"] = {{"delta", r.shift->delta}, {"tokens", r.shift->tokens}, {"pass", r.shift->v.pass},
+                  {"worst_error_over_allowance", r.shift->v.worst_ratio}, {"findings", nlohmann::json::array()}};
+    for (const auto& x : r.shift->findings) j["shift"]["findings"].push_back(finding_json(x));
   }
   return j.dump(2) + "\n";
 }

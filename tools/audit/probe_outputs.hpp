@@ -36,6 +36,17 @@ struct probe_outputs_contents {
   std::map<std::string, std::string> metadata;   // the file's __metadata__
   std::optional<judge::finding> nondeterministic;  // prefill.y_again differs from prefill.y (qk: either output)
   std::optional<judge::finding> crossed;           // qk: the crossing probe moved an output
+  // qk, when the door made one: the keys after the kernel's context shift (judge::shift_findings): shift.token [S]
+  // (probe tokens), shift.positions [S] (their renumbered positions, n + delta), shift.k_out [S, Hk, D] (the
+  // decode form's keys of those tokens re-rotated by the kernel's shift), __metadata__ shift_delta.
+  struct shifted_keys {
+    std::vector<std::int64_t> token, positions;
+    std::vector<double> k, k_out;  // the tokens' raw keys and the shifted ones, [S][Hk][D]
+    int heads = 0, head_dim = 0;
+    std::string dtype;
+    std::int64_t delta = 0;
+  };
+  std::optional<shifted_keys> shift;
   // Per form present, per probe token: the sequence length of the call that kept it (the call's largest
   // position, every row, + 1: what transformers' dynamic_rope_update derives a call's length from).
   std::map<judge::call_form, std::vector<std::int64_t>> call_seq_len;
@@ -70,11 +81,19 @@ struct probe_form_report {
   std::vector<judge::finding> pair_findings;    // qk: the pair's findings (judge::qk_findings), which merge() reads
 };
 
+// qk: the shifted keys judged (judge::audit at their renumbered positions, then judge::shift_findings).
+struct shift_report {
+  judge::verdict v;
+  std::vector<judge::finding> findings;
+  std::int64_t delta = 0, tokens = 0;
+};
+
 struct probe_outputs_report {
   std::string version, command, source, rerun;
   std::map<std::string, std::string> metadata;
   std::vector<probe_form_report> forms;
-  judge::merged_forms merged;
+  std::optional<shift_report> shift;
+  judge::merged_forms merged;  // the forms' findings, then the shift's ("shift"); passed only if the shift passed too
 };
 
 // One form's report from its groups' audits (parallel to `groups`, each judged at its seq_len): passes

@@ -86,6 +86,14 @@ inline constexpr std::int64_t kCrossedCells = 16;
 [[nodiscard]] std::vector<finding> qk_findings(const verdict& queries, const verdict& keys,
                                                const std::optional<finding>& crossed = std::nullopt);
 
+// The keys after a context shift or an eviction that renumbers positions: keys the kernel rotated at n and cached,
+// then re-rotated by the kernel's shift to n + delta (llama.cpp's K-shift: llama_memory_seq_add(..., -n_discard)
+// then ggml_rope_ext on the cached K with the per-cell shift, src/llama-kv-cache.cpp build_rope_shift; transformers'
+// SinkCache re-rotates its keys the same way), judged as keys at n + delta (judge::audit of {n + delta, k, shifted}).
+// Its findings: a positions class is key_positions_wrong (a shift that left the keys where they were is an offset
+// of -delta), another rule key_convention_wrong, the rest the keys' own classes; every sentence says the shift.
+[[nodiscard]] std::vector<finding> shift_findings(const verdict& shifted, std::int64_t delta);
+
 struct qk_verdict {
   bool pass = false;  // both sides pass and nothing is crossed
   verdict queries, keys;
