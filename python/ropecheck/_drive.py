@@ -149,17 +149,19 @@ def _check_output(y, x: torch.Tensor, call: _Call) -> None:
                "(ropecheck.adapters.hf, vllm, flash_attn) or a reshape in a wrapper")
 
 
-def check_like(y: torch.Tensor, x: torch.Tensor, call: _Call, what: str, whose: str, shape_hint: str) -> None:
+def check_like(y: torch.Tensor, x, call: _Call, what: str, whose: str, shape_hint: str, *,
+               layout: str = "[tokens, heads, head_dim]", cast: str = "y.to(x.dtype)") -> None:
     """y has x's shape and dtype, else a KernelOutputError "<call>: <what> shape [..], expected [..] (<whose>
-    shape [tokens, heads, head_dim]); <shape_hint>" (or the same of the dtype)."""
-    if tuple(y.shape) != tuple(x.shape):
+    shape <layout>); <shape_hint>" (or the same of the dtype, saying `cast` as the fix). x is a tensor, or the
+    pair (shape, dtype) an output must have when no input has it (the attention form's o)."""
+    shape, dtype = (tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else (tuple(x[0]), x[1])
+    if tuple(y.shape) != shape:
         raise KernelOutputError(
-            f"{call}: {what} shape {list(y.shape)}, expected {list(x.shape)} ({whose} shape "
-            f"[tokens, heads, head_dim]); {shape_hint}")
-    if y.dtype != x.dtype:
+            f"{call}: {what} shape {list(y.shape)}, expected {list(shape)} ({whose} shape {layout}); {shape_hint}")
+    if y.dtype != dtype:
         raise KernelOutputError(
-            f"{call}: {what} dtype {dtype_text(y.dtype)}, expected {dtype_text(x.dtype)} ({whose} dtype); the judge "
-            "checks the dtype the kernel writes: a kernel computing in a wider type returns y.to(x.dtype)")
+            f"{call}: {what} dtype {dtype_text(y.dtype)}, expected {dtype_text(dtype)} ({whose} dtype); the judge "
+            f"checks the dtype the kernel writes: a kernel computing in a wider type returns {cast}")
 
 
 _INDEX_WORDS = ("out of bounds", "out of range", "device-side assert")
@@ -246,10 +248,16 @@ def _notes(meta: Dict[str, str]) -> List[str]:
     return [str(n) for n in notes] if isinstance(notes, list) else []
 
 
+# Each form of the probe: the door that drives it and the kernel-dtype inputs its file must hold.
+FORM_DOORS = {"x": "check()", "qk": "check_qk()", "attention": "check_attention()"}
+FORM_INPUTS = {"x": ("x",), "qk": ("q", "k", "q_alt", "k_alt"),
+               "attention": ("attention.q", "attention.k", "attention.v")}
+
+
 def read_probe(probe_path: str, form: str) -> Tuple[Dict[str, st.Tensor], Dict[str, str], object]:
     """The probe file's tensors, metadata and the kernel's declared last position (None: none), after checking it
-    is a version-1 probe of the call form `form` ("x": one input x; "qk": queries q and keys k). Raises
-    RopecheckError for another version or form."""
+    is a version-1 probe of the call form `form` ("x": one input x; "qk": queries q and keys k; "attention":
+    queries, keys and values of attention calls). Raises RopecheckError for another version or form."""
     tensors, meta = st.read(probe_path)
     if meta.get("ropecheck_probe") != "1":
         raise RopecheckError(f"{probe_path} is not a version-1 probe file (its __metadata__ ropecheck_probe is "
@@ -257,9 +265,11 @@ def read_probe(probe_path: str, form: str) -> Tuple[Dict[str, st.Tensor], Dict[s
                              "version")
     has = meta.get("form", "x")  # the x form's files carry no "form"
     if has != form:
+        door = FORM_DOORS.get(has)
         raise RopecheckError(f"{probe_path} is a probe of the {has} form, not of the {form} form: "
-                             + ("check_qk() drives" if has == "qk" else "check() drives") + " it")
-    for name in ("x",) if form == "x" else ("q", "k", "q_alt", "k_alt"):
+                             + (f"{door} drives it" if door else "this package drives no such form (the package "
+                                                                 "and the ropecheck program differ in version)"))
+    for name in FORM_INPUTS[form]:
         if name not in tensors:
             raise RopecheckError(f"{probe_path}: no tensor {name!r} in a probe of the {form} form: rewrite it with "
                                  "the same ropecheck's `probe`")
