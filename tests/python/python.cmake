@@ -52,3 +52,4 @@ ropecheck_python_test(drive_qk 60)         # the qk driver on a probe built in P
 ropecheck_python_test(adapters_qk 60)      # the adapters' qk forms call the wrapped code with distinct q and k
 ropecheck_python_test(qk 180)              # check_qk(): correct qk kernels pass, each qk bug named first
 ropecheck_python_test(scores_dump 120)      # `ropecheck audit --scores` on eager weights and logits: correct pass, bugs named
+ropecheck_python_test(drive_attention 60)  # the attention driver on a probe built in Python: the outputs file, errors
