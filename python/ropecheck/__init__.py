@@ -4,24 +4,28 @@
     verdict = ropecheck.check(my_rope, "config.json", dtype=torch.bfloat16)   # my_rope(x, positions) -> y
     assert verdict, str(verdict)
     ropecheck.assert_qk_conforms(my_qk_rope, "config.json", heads=8, kv_heads=2)  # (q, k, positions) -> (q', k')
+    ropecheck.assert_attention_conforms(my_attention, "config.json")  # (q, k, v, q_positions, k_positions) -> o
 
 `check` drives the kernel through the probe of the `ropecheck` program (the C++ judge, found via $ROPECHECK_BIN,
 PATH or a source checkout's build tree) and returns its Verdict; `check_qk` does the same for a kernel rotating
-queries and keys together (the probe's qk form); `audit` judges a dump file; `ropecheck.adapters`
+queries and keys together (the probe's qk form), `check_attention` for an attention kernel applying RoPE inside
+(the probe's attention form: the scores read back from its output); `audit` judges a dump file; `ropecheck.adapters`
 bridges transformers, vLLM and flash-attn calling conventions; `ropecheck.pytest` is a pytest plugin.
 Importing the package does not import torch: that happens when a check runs or adapters are used.
 """
 
 import importlib
 
-from .check import assert_conforms, assert_qk_conforms, audit, check, check_qk
+from .check import (assert_attention_conforms, assert_conforms, assert_qk_conforms, audit, check, check_attention,
+                    check_qk)
 from .errors import (BinaryNotFound, ClaimError, InputMutatedError, KernelError, KernelOutputError,
                      RopecheckError)
 from .verdict import Finding, Verdict
 
 __version__ = "0.1.0"
 
-__all__ = ["check", "assert_conforms", "check_qk", "assert_qk_conforms", "audit", "Verdict", "Finding",
+__all__ = ["check", "assert_conforms", "check_qk", "assert_qk_conforms", "check_attention", "assert_attention_conforms",
+           "audit", "Verdict", "Finding",
            "RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError",
            "adapters", "__version__"]
 

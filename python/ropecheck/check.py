@@ -2,7 +2,9 @@
 
 `check(fn, config)` runs `ropecheck probe` for the claim, calls `fn(x, positions)` on every call of the probe's
 plan (prefill twice, decode once), writes the outputs file and has `ropecheck audit` judge it. `check_qk(fn,
-config)` does the same with the probe's qk form: queries and keys, `fn(q, k, positions) -> (q_out, k_out)`.
+config)` does the same with the probe's qk form: queries and keys, `fn(q, k, positions) -> (q_out, k_out)`;
+`check_attention(fn, config)` with its attention form: RoPE inside attention, `fn(q, k, v, q_positions,
+k_positions) -> o`, the scores read back from o.
 torch is imported only when a check runs (importing ropecheck, e.g. as a pytest plugin, stays cheap).
 """
 
@@ -179,18 +181,24 @@ def check(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", layer
         raise e.with_traceback(None) from None
 
 
+# Each form: its door and the kernel it drives (in messages).
+FORM_KERNELS = {"x": ("check()", "fn(x, positions) -> y"),
+                "qk": ("check_qk()", "fn(q, k, positions) -> (q_out, k_out)"),
+                "attention": ("check_attention()", "fn(q, k, v, q_positions, k_positions) -> o")}
+
+
 def _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position, dump_dir,
-           claim, kv_heads=None) -> Verdict:
-    """check() (kv_heads None) or check_qk() (the qk form: fn(q, k, positions), kv_heads key heads): the probe,
-    the calls and the judge, which the two share but for the probe's form and the driver."""
-    qk = kv_heads is not None
+           claim, form="x", kv_heads=None, value_dim=None) -> Verdict:
+    """check() (form "x"), check_qk() (the qk form: fn(q, k, positions), kv_heads key heads) or check_attention()
+    (the attention form: fn(q, k, v, q_positions, k_positions), kv_heads key heads, value_dim values or the
+    probe's default): the probe, the calls and the judge, which the three share but for the probe's form and the
+    driver."""
     if not callable(fn):
-        what = "check_qk() takes a callable fn(q, k, positions) -> (q_out, k_out)" if qk else \
-            "check() takes a callable fn(x, positions) -> y"
-        raise RopecheckError(f"{what}; got {type(fn).__name__}")
+        door, kernel = FORM_KERNELS[form]
+        raise RopecheckError(f"{door} takes a callable {kernel}; got {type(fn).__name__}")
     outer = fn
-    if qk:
-        fn = _qk_callable(fn)
+    if form != "x":
+        fn = _form_callable(fn, form)
     name = dtype_name(dtype)
     judge_flags = _judge_flags(reference, strict)
     dev = _device(device)
@@ -204,8 +212,10 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
         max_position = getattr(fn, "ropecheck_max_position", getattr(outer, "ropecheck_max_position", None))
     probe_path, outputs_path = where / "probe.safetensors", where / "outputs.safetensors"
     args = ["probe", *claim_args, "--dtype", name, "--heads", str(int(heads)), "--out", str(probe_path)]
-    if qk:
-        args += ["--form", "qk", "--kv-heads", str(kv_heads)]
+    if form != "x":
+        args += ["--form", form, "--kv-heads", str(kv_heads)]
+    if value_dim is not None:
+        args += ["--value-dim", str(value_dim)]
     if seed is not None:
         args += ["--seed", str(int(seed))]
     if max_position is not None:
@@ -218,12 +228,13 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
 
     kernel = _drive.kernel_name(fn)
     adapter = str(getattr(fn, "ropecheck_adapter", None) or "plain")
-    if qk:
-        from ._drive_qk import drive_qk
-
-        info, _ = drive_qk(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+    if form == "qk":
+        from ._drive_qk import drive_qk as drive
+    elif form == "attention":
+        from ._drive_attention import drive_attention as drive
     else:
-        info, _ = _drive.drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+        drive = _drive.drive
+    info, _ = drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
     t2 = time.perf_counter()
     probe_meta_args = _probe_claim_args(probe_path) or claim_args
     data, text = _judge([str(outputs_path), *probe_meta_args, *judge_flags], where / "verdict.json",
@@ -233,7 +244,8 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     v = Verdict(data, text=text, dump=str(outputs_path), rerun=rerun,
                 seconds={"probe": t1 - t0, "calls": t2 - t1, "judge": t3 - t2},
                 kernel=kernel, dtype=name, forms=info["forms"], tokens=info["tokens"],
-                qk_heads=(info["heads"], info["kv_heads"]) if qk else None)
+                qk_heads=(info["heads"], info["kv_heads"]) if form == "qk" else None,
+                attention=(info["heads"], info["kv_heads"], info["value_dim"]) if form == "attention" else None)
     for note in info.get("notes", []):
         if note not in v.notes:
             v.notes.append(note)
@@ -263,7 +275,7 @@ def check_qk(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", he
     try:
         heads, kv_heads = _qk_heads(heads, kv_heads)
         return _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position,
-                      dump_dir, claim, kv_heads=kv_heads)
+                      dump_dir, claim, form="qk", kv_heads=kv_heads)
     except RopecheckError as e:
         raise e.with_traceback(None) from None
 
@@ -277,15 +289,60 @@ def assert_qk_conforms(fn, config=None, **kwargs) -> Verdict:
     return v
 
 
-def _qk_callable(fn):
-    """The qk kernel of fn: its `ropecheck_qk` (an adapter's qk form) when it has one, else fn itself."""
-    qk = getattr(fn, "ropecheck_qk", None)
-    if qk is None:
+def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", heads=8, kv_heads=2,
+                    value_dim=None, layer=None, part=None, reference="exact", strict=False, seed=None,
+                    max_position=None, dump_dir=None, claim=None) -> Verdict:
+    """Check an attention kernel that applies RoPE inside, `fn(q, k, v, q_positions, k_positions) -> o`, against the
+    claimed convention, from the scores read back from o; returns the Verdict.
+
+    fn takes, per call, q [queries, heads, head_dim] at q_positions int64 [queries] (one query a call), k
+    [keys, kv_heads, head_dim] at k_positions int64 [keys] (contiguous positions ending at the query's, as a KV
+    cache holds them) and v [keys, kv_heads, value_dim] (key j's value one-hot e_j), all on `device`, q, k, v in
+    `dtype`; it returns a new o [queries, heads, value_dim] in q's dtype, softmax(scale q' k'^T) v with q' and k'
+    rotated inside at their positions, leaving its inputs alone. kv_heads divides heads (query head h reads key
+    head h // (heads // kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature);
+    value_dim (None: the probe's default, head_dim) bounds the keys of a call. A callable carrying
+    `ropecheck_attention` is checked through that attribute; ropecheck.adapters.eager_attention and
+    flash_attn_kvcache make transformers-style and flash-attn kernels this callable. The judge names the classes
+    of check() at the score (base_wrong, layout_swapped, scaling_wrong, ...), key_positions_wrong and
+    score_scale_wrong (a softmax scale or YaRN temperature off). The other arguments are check()'s. Raises
+    ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too small for the probe's calls),
+    KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
+    """
+    __tracebackhide__ = True
+    try:
+        heads, kv_heads = _qk_heads(heads, kv_heads)
+        if heads % 2:
+            raise ClaimError(f"heads={heads}: the attention form takes an even number of query heads (heads 2p and "
+                             "2p + 1 read the same bands in quadrature, docs/scores.md); e.g. heads=8, kv_heads=2")
+        if value_dim is not None:
+            if isinstance(value_dim, bool) or not isinstance(value_dim, int) or value_dim < 1:
+                raise ClaimError(f"value_dim={value_dim!r}: a positive integer, the width of v (None: head_dim)")
+        return _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position,
+                      dump_dir, claim, form="attention", kv_heads=kv_heads, value_dim=value_dim)
+    except RopecheckError as e:
+        raise e.with_traceback(None) from None
+
+
+def assert_attention_conforms(fn, config=None, **kwargs) -> Verdict:
+    """check_attention(fn, config, **kwargs); raises AssertionError(str(verdict)) when the kernel does not pass."""
+    __tracebackhide__ = True
+    v = check_attention(fn, config, **kwargs)
+    if not v.passed:
+        raise AssertionError(str(v))
+    return v
+
+
+def _form_callable(fn, form):
+    """The kernel of fn for a form: its `ropecheck_<form>` (`ropecheck_qk`: an adapter's qk form;
+    `ropecheck_attention`: an attention-form adapter an object carries) when it has one, else fn itself."""
+    kernel = getattr(fn, f"ropecheck_{form}", None)
+    if kernel is None:
         return fn
-    if not callable(qk):
-        raise RopecheckError(f"{type(fn).__name__}.ropecheck_qk is {type(qk).__name__}, not a callable "
-                             "(q, k, positions) -> (q_out, k_out)")
-    return qk
+    if not callable(kernel):
+        raise RopecheckError(f"{type(fn).__name__}.ropecheck_{form} is {type(kernel).__name__}, not a callable "
+                             f"{FORM_KERNELS[form][1].replace('fn', '', 1)}")
+    return kernel
 
 
 def _qk_heads(heads, kv_heads):

@@ -8,8 +8,8 @@ installing the package (entry point pytest11). In a test:
     def test_my_rope(ropecheck, device, dtype):
         ropecheck.assert_conforms(my_rope, "config.json", dtype=dtype, device=device)
 
-The fixture's check / assert_conforms / check_qk / assert_qk_conforms / audit put their files under the test's
-tmp_path and record the verdict as JUnit properties (`pytest --junitxml`): ropecheck_pass, ropecheck_class (the
+The fixture's check / assert_conforms / check_qk / assert_qk_conforms / check_attention / assert_attention_conforms
+/ audit put their files under the test's tmp_path and record the verdict as JUnit properties (`pytest --junitxml`): ropecheck_pass, ropecheck_class (the
 first finding's bug class of a failure, else ""), ropecheck_dump (the judged file); a check that raises records
 ropecheck_error instead.
 """
@@ -20,8 +20,8 @@ import ropecheck as _rc
 
 
 class RopecheckFixture:
-    """What the `ropecheck` fixture gives a test: check, assert_conforms, check_qk, assert_qk_conforms and audit
-    with dump_dir defaulting to a new directory under the test's tmp_path, recording each verdict as a property of
+    """What the `ropecheck` fixture gives a test: check, assert_conforms, check_qk, assert_qk_conforms,
+    check_attention, assert_attention_conforms and audit with dump_dir defaulting to a new directory under the test's tmp_path, recording each verdict as a property of
     the test item (what record_property records)."""
 
     def __init__(self, tmp_path, record_property):
@@ -80,13 +80,29 @@ class RopecheckFixture:
             raise AssertionError(str(v))
         return v
 
+    def check_attention(self, fn, config=None, **kwargs):
+        """ropecheck.check_attention(fn, config, **kwargs) (RoPE inside attention, fn(q, k, v, q_positions,
+        k_positions) -> o) with dump_dir under tmp_path; records and returns the Verdict."""
+        __tracebackhide__ = True
+        return self._run(_rc.check_attention, fn, config, **kwargs)
+
+    def assert_attention_conforms(self, fn, config=None, **kwargs):
+        """check_attention(); raises AssertionError(str(verdict)) when it does not pass (the verdict is recorded
+        first)."""
+        __tracebackhide__ = True
+        v = self.check_attention(fn, config, **kwargs)
+        if not v.passed:
+            raise AssertionError(str(v))
+        return v
+
     def __getattr__(self, name):
         """The module's other names (adapters, the errors, Verdict, ...): a test taking the fixture `ropecheck`
         hides the module of that name, so `ropecheck.adapters.hf(...)` and `pytest.raises(ropecheck.KernelError)`
         reach the module through the fixture. Only names the module has; the rest raise AttributeError."""
         if name not in _rc.__all__:
             raise AttributeError(f"the ropecheck fixture has no attribute {name!r} (it gives check, assert_conforms, "
-                                 f"check_qk, assert_qk_conforms, audit, verdicts and the module's "
+                                 f"check_qk, assert_qk_conforms, check_attention, assert_attention_conforms, audit, "
+                                 f"verdicts and the module's "
                                  f"{', '.join(sorted(_rc.__all__))})")
         return getattr(_rc, name)
 
@@ -98,8 +114,8 @@ class RopecheckFixture:
 
 @pytest.fixture
 def ropecheck(tmp_path, request):
-    """The ropecheck door for this test: .check(), .assert_conforms(), .check_qk(), .assert_qk_conforms(), .audit()
-    (see RopecheckFixture)."""
+    """The ropecheck door for this test: .check(), .assert_conforms(), .check_qk(), .assert_qk_conforms(),
+    .check_attention(), .assert_attention_conforms(), .audit() (see RopecheckFixture)."""
 
     # What pytest's record_property fixture does (appending to the item's user_properties), without its
     # warning under junit_family xunit2, pytest 7's default: the properties are written in every family.

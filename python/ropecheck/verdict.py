@@ -25,13 +25,15 @@ class Verdict:
     Attributes: passed, exit_code, findings (on a pass these are warnings), warnings, first_class (None on a pass),
     notes, dump (the judged file), rerun (a shell command), json (the CLI's parsed JSON), text (the CLI's human
     summary), seconds ({"probe", "calls", "judge"}; a plain audit has only "judge"), and what was judged: kernel,
-    dtype, forms, tokens (None for a plain audit), qk_heads ((query heads, key heads) of check_qk(), else None).
+    dtype, forms, tokens (None for a plain audit; the queries of check_attention()), qk_heads ((query heads, key
+    heads) of check_qk(), else None), attention ((query heads, key heads, value_dim) of check_attention(), else
+    None).
     """
 
     def __init__(self, data: Dict[str, Any], *, text: str = "", dump: Optional[str] = None, rerun: str = "",
                  seconds: Optional[Dict[str, float]] = None, kernel: Optional[str] = None,
                  dtype: Optional[str] = None, forms: Optional[List[str]] = None, tokens: Optional[int] = None,
-                 qk_heads: Optional[Tuple[int, int]] = None):
+                 qk_heads: Optional[Tuple[int, int]] = None, attention: Optional[Tuple[int, int, int]] = None):
         """Build from the CLI's --json object (assumes its keys "pass", "exit_code", "findings", "notes")."""
         self.json: Dict[str, Any] = data
         self.passed: bool = bool(data.get("pass", False))
@@ -46,6 +48,7 @@ class Verdict:
         self.seconds: Dict[str, float] = dict(seconds or {})
         self.kernel, self.dtype, self.forms, self.tokens = kernel, dtype, list(forms or []), tokens
         self.qk_heads = tuple(qk_heads) if qk_heads else None
+        self.attention = tuple(attention) if attention else None
 
     @property
     def warnings(self) -> List[Finding]:
@@ -66,6 +69,10 @@ class Verdict:
         if self.kernel is None:
             src = self.json.get("source") or (self.json.get("input") or {}).get("path") or self.dump or "?"
             return f"dump {src}"
+        if self.attention:
+            h, hk, dv = self.attention
+            return (f"{self.kernel}, {self.dtype}, attention calls (queries {h} heads, keys {hk} heads, values "
+                    f"{dv} wide) on {self.tokens} probe queries")
         calls = " + ".join(self.forms) if self.forms else "no"
         if self.qk_heads:
             calls += f" qk (queries {self.qk_heads[0]} heads, keys {self.qk_heads[1]} heads)"

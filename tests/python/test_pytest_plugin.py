@@ -101,7 +101,8 @@ def test_the_fixture_reaches_the_module_it_hides(ropecheck):
 
     import ropecheck as module
 
-    own = {"check", "assert_conforms", "check_qk", "assert_qk_conforms", "audit"}  # the fixture's own: dump_dir
+    own = {"check", "assert_conforms", "check_qk", "assert_qk_conforms", "check_attention", "assert_attention_conforms",
+           "audit"}  # the fixture's own: dump_dir
     # under tmp_path, verdicts recorded
     for name in set(module.__all__) - own:
         assert getattr(ropecheck, name) is getattr(module, name), name
