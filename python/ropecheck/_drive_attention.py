@@ -57,7 +57,9 @@ class _AttentionCall(_Call):
             return f"{lo}" if lo == hi else f"{lo}..{hi}"
 
         nq, nk = self.pos.shape[-1], self.k_pos.shape[-1]
-        queries = f"query at position {span(self.pos)}" if nq == 1 else f"{nq} queries at positions {span(self.pos)}"
+        where = span(self.pos)
+        at = f"position{'s' if '..' in where else ''} {where}"
+        queries = f"query at {at}" if nq == 1 else f"{nq} queries at {at}"
         return f"{FORM} call {self.index} of {self.total}{again}: {queries}, keys at {span(self.k_pos)} ({nk})"
 
 

@@ -3,9 +3,9 @@
 its query, keys, values and positions, and a kernel breaking the call's contract is the package's error naming the
 call.
 
-The probe is the layout of the attention form (/tmp/notes/attention_spec.md; docs/python.md): one query a call, its
-keys at contiguous positions ending at the query's, the first key all zeros, key j's value one-hot e_j in every
-head. The kernels whose outputs are compared bitwise compute exactly (float64 sums of small integers over 128).
+The probe is the layout of the attention form (docs/python.md): a call's queries at one position, its keys at
+contiguous positions ending there, the first key all zeros, key j's value one-hot e_j in every head (calls of one
+query and of several). The kernels whose outputs are compared bitwise compute exactly (float64 sums of small integers over 128).
 """
 
 import json
@@ -23,8 +23,10 @@ from ropecheck._drive import to_numpy, to_torch
 from ropecheck._drive_attention import drive_attention
 
 HQ, HK, D, DV = 4, 2, 8, 8
-# Each call's query position and its number of keys (at most DV): dense from 0, then spread to past 2^24.
-CALLS = [(0, 1), (1, 2), (5, 4), (63, 8), (4096, 4), (2 ** 24 + 3, 3)]
+# Each call's query position, its number of keys (at most DV) and of queries (all at that position, sharing the
+# keys): dense from 0, then spread to past 2^24.
+CALLS = [(0, 1, 1), (1, 2, 1), (5, 4, 2), (63, 8, 1), (4096, 4, 1), (2 ** 24 + 3, 3, 3)]
+QUERIES = sum(c[2] for c in CALLS)
 SEED = int(os.environ.get("ROPECHECK_TEST_SEED", "31"))
 ST_DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.float64: "F64"}
 
@@ -40,18 +42,18 @@ def write_attention_probe(path, dtype, calls=CALLS, value_dim=DV, seed=SEED):
     tensors as torch (q, k, v, q_positions, k_positions, calls, key_calls)."""
     print(f"attention probe seed {seed}")  # the inputs are random: a failure reruns with ROPECHECK_TEST_SEED=<seed>
     gen = torch.Generator().manual_seed(seed)
-    q = _values(gen, (len(calls), HQ, D), dtype)
+    q = _values(gen, (sum(c[2] for c in calls), HQ, D), dtype)
     keys, values, q_pos, k_pos, ends, key_ends = [], [], [], [], [0], [0]
-    for p, nk in calls:
+    for p, nk, nq in calls:
         k = _values(gen, (nk, HK, D), dtype)
         k[0] = 0  # the first key of every call is all zeros: its score is 0
         v = torch.zeros((nk, HK, value_dim), dtype=dtype)
         v[torch.arange(nk), :, torch.arange(nk)] = 1  # key j carries e_j in every head
         keys.append(k)
         values.append(v)
-        q_pos.append(p)
+        q_pos += [p] * nq
         k_pos += list(range(p - nk + 1, p + 1))
-        ends.append(ends[-1] + 1)
+        ends.append(ends[-1] + nq)
         key_ends.append(key_ends[-1] + nk)
     inputs = {"q": q, "k": torch.cat(keys), "v": torch.cat(values), "q_positions": torch.tensor(q_pos),
               "k_positions": torch.tensor(k_pos), "calls": torch.tensor(ends), "key_calls": torch.tensor(key_ends)}
@@ -99,14 +101,14 @@ def test_the_outputs_file_holds_the_protocol_s_tensors(tmp_path, dtype):
     probe_names = {"attention." + n for n in inputs}
     assert set(out) == probe_names | {"attention.o", "attention.o_again"}, sorted(set(out) ^ probe_names)
     for name in ("attention.o", "attention.o_again"):
-        assert tuple(out[name].shape) == (len(CALLS), HQ, DV) and out[name].dtype == dtype, \
-            f"{name}: {list(out[name].shape)} {out[name].dtype}, expected {[len(CALLS), HQ, DV]} {dtype}"
+        assert tuple(out[name].shape) == (QUERIES, HQ, DV) and out[name].dtype == dtype, \
+            f"{name}: {list(out[name].shape)} {out[name].dtype}, expected {[QUERIES, HQ, DV]} {dtype}"
     for name, x in inputs.items():
         assert torch.equal(out["attention." + name], x), f"the probe's attention.{name} was not carried over"
     assert torch.equal(out["attention.o"], out["attention.o_again"]), "a deterministic kernel's two runs differ"
     assert meta["ropecheck_probe_outputs"] == "1" and meta["kernel"] == "toy" and meta["adapter"] == "plain"
     assert meta["device"] == "cpu" and meta["form"] == "attention" and meta["seed"] == str(SEED), meta
-    assert info["forms"] == ["attention"] and info["tokens"] == len(CALLS), info
+    assert info["forms"] == ["attention"] and info["tokens"] == QUERIES, info
     assert (info["heads"], info["kv_heads"], info["value_dim"]) == (HQ, HK, DV), info
 
 
@@ -121,9 +123,10 @@ def test_each_call_gets_its_inputs_and_its_row_lands_in_query_order(tmp_path):
     n = len(CALLS)
     assert len(seen) == 2 * n + 1, f"{len(seen)} calls: expected each call twice and the first once more"
     for c in range(n):
+        qs, qe = int(inputs["calls"][c]), int(inputs["calls"][c + 1])
         ks, ke = int(inputs["key_calls"][c]), int(inputs["key_calls"][c + 1])
         q, k, v, qp, kp = seen[c]
-        assert torch.equal(q, inputs["q"][c:c + 1]) and torch.equal(qp, inputs["q_positions"][c:c + 1]), c
+        assert torch.equal(q, inputs["q"][qs:qe]) and torch.equal(qp, inputs["q_positions"][qs:qe]), c
         assert torch.equal(k, inputs["k"][ks:ke]) and torch.equal(v, inputs["v"][ks:ke]), c
         assert torch.equal(kp, inputs["k_positions"][ks:ke]) and int(kp[-1]) == CALLS[c][0], c
         assert torch.equal(seen[n + 1 + c][2], v), f"the second run's call {c} got other values"
@@ -136,10 +139,10 @@ def test_a_correct_kernel_s_rows_are_its_softmax_weights(tmp_path):
     """What the judge reads: o's row is the call's weights over its keys (summing to 1), zero past them."""
     inputs, out, _, _ = _drive(eager_rope, tmp_path, torch.float32)
     o = out["attention.o"]
-    for c, (p, nk) in enumerate(CALLS):
-        row = o[c]
-        assert torch.all(row[:, nk:] == 0), f"call {c}: o is not zero past its {nk} keys"
-        assert torch.allclose(row[:, :nk].sum(-1), torch.ones(HQ), atol=1e-6), f"call {c}: {row[:, :nk].sum(-1)}"
+    for c, (p, nk, nq) in enumerate(CALLS):
+        rows = o[int(inputs["calls"][c]):int(inputs["calls"][c + 1])]
+        assert torch.all(rows[..., nk:] == 0), f"call {c}: o is not zero past its {nk} keys"
+        assert torch.allclose(rows[..., :nk].sum(-1), torch.ones(nq, HQ), atol=1e-6), f"call {c}: {rows.sum(-1)}"
 
 
 def _raises(fn, tmp_path, error, *needles, dtype=torch.float64, **probe):
@@ -220,6 +223,8 @@ def test_a_kernel_raising_names_the_call_and_the_run(tmp_path):
         return marker(q, k, v, qp, kp)
 
     _raises(broken_second_time, tmp_path, rc.KernelError, "attention call 3 of 6 (the second run)")
+    _raises(lambda q, k, v, qp, kp: None if q.shape[0] == 3 else marker(q, k, v, qp, kp), tmp_path,
+            rc.KernelOutputError, "attention call 5 of 6: 3 queries at position 16777219, keys at 16777217..16777219 (3)")
 
 
 def test_a_position_past_the_declared_table_says_max_position(tmp_path):
@@ -249,7 +254,7 @@ def test_a_probe_of_another_form_is_refused(tmp_path):
 
 def test_a_call_with_more_keys_than_value_dim_is_refused(tmp_path):
     path = tmp_path / "narrow.safetensors"
-    inputs = write_attention_probe(path, torch.float32, calls=[(0, 1), (7, 4)], value_dim=4)
+    inputs = write_attention_probe(path, torch.float32, calls=[(0, 1, 1), (7, 4, 1)], value_dim=4)
     tensors, meta = st.read(path)
     v = inputs["v"][:, :, :3].contiguous()  # value_dim 3 for a call of 4 keys
     tensors["attention.v"] = st.Tensor("F32", v.numpy())
