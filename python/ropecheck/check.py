@@ -422,8 +422,15 @@ def _audit(path, config, preset, layer, part, reference, strict, dtype, claim, d
     rerun = _binary.quote([_binary.display_name(), "audit", *args])
     if data.get("kind") == "probe_outputs":
         meta = data.get("metadata") or {}
-        forms = [f for f in ("prefill", "decode") if f in (data.get("forms") or {})]
+        forms = [f for f in ("prefill", "decode", "attention") if f in (data.get("forms") or {})]
         tokens = meta.get("tokens")
+        attention = None
+        if meta.get("form") == "attention":
+            try:
+                attention = tuple(int(meta[n]) for n in ("heads", "kv_heads", "value_dim"))
+            except (KeyError, ValueError):
+                attention = None
         return Verdict(data, text=text, dump=str(p), rerun=rerun, seconds=seconds, kernel=meta.get("kernel", "?"),
-                       dtype=meta.get("dtype", "?"), forms=forms, tokens=int(tokens) if tokens else None)
+                       dtype=meta.get("dtype", "?"), forms=forms, tokens=int(tokens) if tokens else None,
+                       attention=attention)
     return Verdict(data, text=text, dump=str(p), rerun=rerun, seconds=seconds)
