@@ -10,6 +10,11 @@ For check_qk(), which drives `fn(q, k, positions) -> (q_out, k_out)` with distin
 head_dim] and keys k [tokens, kv_heads, head_dim], the callables of plain, inplace, hf and vllm carry
 `ropecheck_qk`: the same wrapped code called with q and k, the way the engines call it, carrying the same
 attributes. inplace_qk wraps a kernel that rotates q and k in place.
+
+For check_attention(), which drives `fn(q, k, v, q_positions, k_positions) -> o` (RoPE applied inside attention,
+one query a call, its keys at contiguous positions ending at the query's), eager_attention joins a one-tensor RoPE
+and an eager attention (transformers' pieces), and flash_attn_kvcache calls flash-attn's flash_attn_with_kvcache
+with its rotary arguments as a decode step does.
 """
 
 import functools
@@ -281,4 +286,169 @@ def flash_attn(apply_rotary_emb: Callable, cos, sin, *, interleaved: bool = Fals
                  "call's positions, together with the caller's cos/sin cache", cos.shape[0] - 1)
 
 
-__all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn"]
+def eager_attention(attn: Callable, rotary: Callable, *, module=None) -> Callable:
+    """RoPE then eager attention, as transformers' attention layers compute it: for check_attention().
+
+    `rotary(x, positions) -> x'` is any RoPE of check()'s form (x [tokens, heads, head_dim], positions int64
+    [tokens]; e.g. ropecheck.adapters.hf(model.rotary_emb, apply_rotary_pos_emb) or adapters.plain(my_rope)), applied
+    to q at q_positions and to k at k_positions (each call of it a new tensor; q and k are not handed over to be
+    changed). Then, with module=None, `attn(q', k', v) -> o` is an eager attention on [T, H, D] tensors with the
+    signature attn(q, k, v, bias=None, scale=None) (q [Tq, HQ, D], k [Tk, HK, D], v [Tk, HK, DV], an additive bias
+    [Tq, Tk], scale None: its own, head_dim ** -0.5), o [Tq, HQ, DV] in q's dtype. It is called with q', k', v
+    alone: no mask (every key of a call is at or before its query) and its own scale, which the judge reads.
+
+    module=: `attn` is transformers' `eager_attention_forward(module, query, key, value, attention_mask, scaling,
+    dropout=0.0, **kwargs)` (src/transformers/models/llama/modeling_llama.py at 5dd4a635: query [bs, HQ, Tq, D],
+    key and value [bs, HK, Tk, D] with `repeat_kv(key, module.num_key_value_groups)` inside (query head h reads key
+    head h // n_rep), `torch.matmul(query, key_states.transpose(2, 3)) * scaling`, softmax in fp32 cast back to the
+    query's dtype, `attn_output.transpose(1, 2)` [bs, Tq, HQ, D], returning (attn_output, attn_weights)), called
+    as LlamaAttention.forward calls it (`scaling=self.scaling`, dropout 0.0 when not training): q', k', v as
+    [1, H, T, D], attention_mask None, scaling=module.scaling; o is attn_output[0]. The module gives
+    num_key_value_groups (heads // kv_heads of the check) and scaling.
+    max_position: rotary's (ropecheck_max_position), if it declares one.
+    """
+    if not callable(attn) or not callable(rotary):
+        raise RopecheckError("eager_attention(attn, rotary): attn is an attention callable and rotary a RoPE "
+                             "callable rotary(x, positions) -> x' (e.g. ropecheck.adapters.hf(...))")
+    if module is not None:
+        for name in ("num_key_value_groups", "scaling"):
+            if not hasattr(module, name):
+                raise RopecheckError(f"eager_attention(eager_attention_forward, rotary, module=...): the module has "
+                                     f"no {name!r} (transformers' attention modules set num_key_value_groups and "
+                                     "scaling in __init__)")
+
+    def rotate(x, positions, which):
+        out = rotary(x, positions)
+        if not isinstance(out, torch.Tensor) or out.shape != x.shape:
+            got = f"shape {list(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+            raise KernelOutputError(f"rotary(x, positions) returned {got} for {which} {list(x.shape)}, expected a "
+                                    "tensor of its shape (rotary is a RoPE of check()'s form)")
+        return out
+
+    def call(q, k, v, q_positions, k_positions):
+        q_rot, k_rot = rotate(q, q_positions, "q"), rotate(k, k_positions, "k")
+        if module is None:
+            return attn(q_rot, k_rot, v)
+        groups = q.shape[1] // k.shape[1]
+        if int(module.num_key_value_groups) != groups:
+            raise RopecheckError(f"the module's num_key_value_groups is {module.num_key_value_groups}, but the check "
+                                 f"gives {q.shape[1]} query heads and {k.shape[1]} key heads ({groups} per key head): "
+                                 "check_attention(..., heads=, kv_heads=) as the module's config says")
+        out = attn(module, *(t.transpose(0, 1).unsqueeze(0) for t in (q_rot, k_rot, v)), None,
+                   scaling=module.scaling, dropout=0.0)
+        attn_output = out[0] if isinstance(out, (tuple, list)) else out  # (attn_output, attn_weights)
+        if not isinstance(attn_output, torch.Tensor) or attn_output.dim() != 4 or attn_output.shape[0] != 1:
+            got = list(attn_output.shape) if isinstance(attn_output, torch.Tensor) else type(attn_output).__name__
+            raise KernelOutputError(f"eager_attention_forward returned attn_output {got}, expected [1, Tq, HQ, DV] "
+                                    "(transformers' attn_output.transpose(1, 2))")
+        return attn_output[0]
+
+    rotary_name = getattr(rotary, "ropecheck_kernel", None) or _name(rotary)
+    how = ("attn(q', k', v) on [T, H, D] tensors" if module is None else
+           "eager_attention_forward(module, q' [1, HQ, Tq, D], k' [1, HK, Tk, D], v [1, HK, Tk, DV], None, "
+           "scaling=module.scaling) returning (attn_output [1, Tq, HQ, DV], attn_weights)")
+    return _mark(call, "eager_attention", f"eager_attention({_name(attn)}, {rotary_name})",
+                 f"rotary(q, q_positions) and rotary(k, k_positions) return new tensors of their input's shape and "
+                 f"leave q and k alone, then {how} returns o of q's dtype without changing its inputs",
+                 getattr(rotary, "ropecheck_max_position", None))
+
+
+def flash_attn_kvcache(flash_attn_with_kvcache: Callable, rotary_cos, rotary_sin, *,
+                       rotary_interleaved: bool) -> Callable:
+    """flash-attn's attention with RoPE inside, `flash_attn_with_kvcache(q, k_cache, v_cache, k=, v=, rotary_cos=,
+    rotary_sin=, cache_seqlens=, causal=True, window_size=, rotary_interleaved=)`, called as an engine's decode
+    step: for check_attention().
+
+    From flash_attn/flash_attn_interface.py (Dao-AILab/flash-attention at 0251105a): q (batch, seqlen, nheads,
+    headdim), k_cache / v_cache (batch_size_cache, seqlen_cache, nheads_k, headdim) "updated *inplace* with the
+    new values from k and v", k and v concatenated "starting at the indices specified by cache_seqlens"; "The key
+    @k will be rotated by rotary_cos and rotary_sin at indices cache_seqlens, cache_seqlens + 1, etc. If causal or
+    local ..., the query @q will be rotated ... at indices cache_seqlens, cache_seqlens + 1, etc." (not causal: at
+    cache_seqlens only; csrc/flash_attn/flash_api.cpp mha_fwd_kvcache also drops causal when seqlen_q == 1);
+    rotary_cos / rotary_sin (seqlen_ro, rotary_dim / 2), checked there to have at least as many rows as the cache;
+    GQA: query head h reads kv head h // (nheads / nheads_k); the causal mask aligned to the bottom right.
+
+    So a query is rotated at cache_seqlens, not at the position of the last key written with it. The adapter calls
+    the kernel as an engine does, prefill then decode: the call's keys before the query's own (positions
+    p0 .. p - 1) written first, `flash_attn_with_kvcache(q, k_cache, v_cache, k=those keys, v=their values,
+    cache_seqlens=p0, ...)` (its output dropped), then the decode step with the query's own key and value,
+    cache_seqlens=p, whose output is o. The cache is new for each call, zeros, sized p + 1 rows (batch 1): the
+    kernel's own writes are what the decode step reads, so the keys are rotated by the kernel at its cache indices
+    p0 .. p. Its rows 0 .. p0 - 1 are not keys of the call: both steps pass window_size=(p - p0, 0), as an engine
+    serving a sliding-window model does ("Query at position i will only attend to keys between [i + seqlen_k -
+    seqlen_q - window_size[0], i + seqlen_k - seqlen_q + window_size[1]] inclusive": keys p0 .. p for the decode
+    step), so the query attends exactly its call's keys and o's row is their softmax weights, as the judge
+    requires (zeros attended would take a share of every row).
+
+    rotary_interleaved has no default here, although flash-attn's is True: True rotates GPT-J pairs (0 & 1, 2 & 3,
+    ...), False GPT-NeoX halves (0 & rotary_dim / 2, ...), which transformers' Llama (rotate_half) and most
+    checkpoints need. Calling flash-attn with its default on a half-split model is the layout bug this check exists
+    to find, so the adapter makes its caller say which one the engine passes.
+
+    rotary_cos, rotary_sin: the caller's tables (seqlen_ro, rotary_dim / 2) in the model dtype (flash-attn checks
+    they have q's dtype); max_position = rotary_cos.shape[0] - 1, declared as ropecheck_max_position so the probe
+    stays within the table. Calls have keys at contiguous positions ending at their queries' position (the probe's
+    attention calls), else a RopecheckError; a call of several queries at that position makes one decode step per
+    query, on the cache the first step wrote.
+    """
+    if not isinstance(rotary_interleaved, bool):
+        raise RopecheckError(f"flash_attn_kvcache(..., rotary_interleaved={rotary_interleaved!r}): True (GPT-J pairs) "
+                             "or False (GPT-NeoX halves, transformers' rotate_half), as the engine passes it")
+    if not isinstance(rotary_cos, torch.Tensor) or not isinstance(rotary_sin, torch.Tensor) \
+            or rotary_cos.shape != rotary_sin.shape or rotary_cos.dim() != 2 or rotary_cos.shape[0] < 1:
+        raise RopecheckError("flash_attn_kvcache(flash_attn_with_kvcache, rotary_cos, rotary_sin): rotary_cos and "
+                             "rotary_sin are tensors of one shape (seqlen_ro, rotary_dim / 2), the caller's tables")
+    last = rotary_cos.shape[0] - 1
+    tables = {}
+
+    def call(q, k, v, q_positions, k_positions):
+        nq, nk = q.shape[0], k.shape[0]
+        if nq < 1 or nk < 1 or q_positions.dim() != 1 or k_positions.dim() != 1:
+            raise RopecheckError(f"flash_attn_kvcache calls the kernel as decode steps: queries and their keys; got "
+                                 f"{nq} queries and {nk} keys")
+        p = int(k_positions[-1])
+        p0 = p - nk + 1
+        expected = torch.arange(p0, p + 1, device=k_positions.device, dtype=k_positions.dtype)
+        if not torch.equal(k_positions, expected) or not bool(torch.all(q_positions == p)):
+            raise RopecheckError(f"flash_attn_kvcache writes a call's keys at cache indices = their positions and "
+                                 "runs each query as the decode step of the last: the keys must be contiguous and "
+                                 f"end at the queries' position (got queries at {q_positions.tolist()[:4]}, keys at "
+                                 f"{k_positions.tolist()[:8]}{' ...' if nk > 8 else ''})")
+        if p > last:
+            raise RopecheckError(f"the query's position {p} is past rotary_cos's last row {last}: check_attention(..., "
+                                 f"max_position={last}) keeps the probe within the table (the adapter declares it)")
+        if q.device not in tables:
+            tables[q.device] = (rotary_cos.to(q.device), rotary_sin.to(q.device))
+        cos, sin = tables[q.device]
+        k_cache = torch.zeros((1, p + 1, *k.shape[1:]), dtype=k.dtype, device=k.device)
+        v_cache = torch.zeros((1, p + 1, *v.shape[1:]), dtype=v.dtype, device=v.device)
+
+        def step(query, start, stop, seqlen):
+            return flash_attn_with_kvcache(query.unsqueeze(0), k_cache, v_cache, k=k[start:stop].unsqueeze(0),
+                                           v=v[start:stop].unsqueeze(0), rotary_cos=cos, rotary_sin=sin,
+                                           cache_seqlens=torch.tensor([seqlen], dtype=torch.int32, device=q.device),
+                                           causal=True, window_size=(nk - 1, 0), rotary_interleaved=rotary_interleaved)
+
+        if nk > 1:
+            step(q[:1], 0, nk - 1, p0)  # the keys before the queries', as earlier steps wrote them (output not used)
+        outs = []
+        for i in range(nq):  # each query the decode step of the last key (each writes that same key at row p)
+            out = step(q[i:i + 1], nk - 1, nk, p)
+            if not isinstance(out, torch.Tensor):
+                raise KernelOutputError(f"flash_attn_with_kvcache returned {type(out).__name__}, expected out (1, 1, "
+                                        f"{q.shape[1]}, {v.shape[2]}) (return_softmax_lse is left False)")
+            if out.dim() != 4 or out.shape[:2] != (1, 1):
+                raise KernelOutputError(f"flash_attn_with_kvcache returned out {list(out.shape)}, expected (1, 1, "
+                                        f"{q.shape[1]}, {v.shape[2]})")
+            outs.append(out[0])
+        return torch.cat(outs, dim=0)
+
+    style = "interleaved (GPT-J)" if rotary_interleaved else "half-split (GPT-NeoX)"
+    return _mark(call, "flash_attn_kvcache", f"flash_attn_kvcache({_name(flash_attn_with_kvcache)}, {style})",
+                 f"flash_attn_with_kvcache(q [1, 1, HQ, D], k_cache, v_cache, k=, v=, rotary_cos=, rotary_sin=, "
+                 f"cache_seqlens=, causal=True, window_size=(keys - 1, 0), rotary_interleaved={rotary_interleaved}) "
+                 "writes the new keys into the adapter's cache and returns out [1, 1, HQ, DV] without changing q, k "
+                 "or v", last)
+
+
+__all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn", "eager_attention", "flash_attn_kvcache"]

@@ -53,3 +53,4 @@ ropecheck_python_test(adapters_qk 60)      # the adapters' qk forms call the wra
 ropecheck_python_test(qk 180)              # check_qk(): correct qk kernels pass, each qk bug named first
 ropecheck_python_test(scores_dump 120)      # `ropecheck audit --scores` on eager weights and logits: correct pass, bugs named
 ropecheck_python_test(drive_attention 60)  # the attention driver on a probe built in Python: the outputs file, errors
+ropecheck_python_test(adapters_attention 60)  # eager_attention and flash_attn_kvcache call the wrapped code as engines do
