@@ -116,18 +116,19 @@ def _meta_rotate(x, positions, base):
 
 
 def meta_attention(q, k, v, q_positions, k_positions, *, base=BASE):
-    """Meta's Attention.forward as an attention kernel: q [1, HQ, D] at q_positions, k [Tk, HK, D] at k_positions
-    (contiguous, the last one the query's own), v [Tk, HK, DV]. The cached keys are rotated as the step that
-    wrote them rotated its xk; the decode step rotates xq and its own xk together (apply_rotary_emb) at the
-    query's position. Returns o [1, HQ, DV]."""
+    """Meta's Attention.forward as an attention kernel: q [nq, HQ, D] (nq queries at one position, a batch of nq
+    decode steps, bsz = nq), k [Tk, HK, D] at k_positions (contiguous, the last one the queries' own), v
+    [Tk, HK, DV]. The cached keys are rotated as the step that wrote them rotated its xk; each decode step rotates
+    its xq and its own xk together (apply_rotary_emb) at the queries' position. Returns o [nq, HQ, DV]."""
+    nq = q.shape[0]
     cached = _meta_rotate(k[:-1], k_positions[:-1], base)
-    freqs_cis = qk_kernels._freqs_cis(q_positions, q.shape[-1], base)
-    xq, xk = qk_kernels.apply_rotary_emb(q.unsqueeze(0), k[-1:].unsqueeze(0), freqs_cis)
-    keys = torch.cat((cached, xk[0]), dim=0).unsqueeze(0)  # (bs, cache_len + seqlen, HK, D)
-    values = v.unsqueeze(0)
+    freqs_cis = qk_kernels._freqs_cis(q_positions[:1], q.shape[-1], base)  # [seqlen 1, D / 2]
+    xq, xk = qk_kernels.apply_rotary_emb(q.unsqueeze(1), k[-1:].unsqueeze(0).expand(nq, -1, -1, -1), freqs_cis)
+    keys = torch.cat((cached.unsqueeze(0).expand(nq, -1, -1, -1), xk), dim=1)  # (bs, cache_len + seqlen, HK, D)
+    values = v.unsqueeze(0).expand(nq, -1, -1, -1)
     n_rep = q.shape[1] // k.shape[1]
     keys, values = (repeat_kv(t.transpose(1, 2), n_rep) for t in (keys, values))  # (bs, HQ, Tk, D)
-    xq = xq.transpose(1, 2)
+    xq = xq.transpose(1, 2)  # (bs, HQ, 1, D)
     scores = matmul(xq, keys.transpose(2, 3)) / math.sqrt(q.shape[-1])
     scores = torch.nn.functional.softmax(scores.float(), dim=-1).type_as(xq)
-    return matmul(scores, values).transpose(1, 2)[0].contiguous()
+    return matmul(scores, values)[:, :, 0].contiguous()  # (bs, HQ, DV): one token per decode step

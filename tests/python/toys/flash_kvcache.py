@@ -104,11 +104,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     outs = []
     for b in range(batch):
         sk = int(cache_seqlens[b]) + seqlen_new
-        keys = k_cache[b, :sk].float().repeat_interleave(nheads // nheads_k, dim=1)  # (sk, nheads, d)
-        values = v_cache[b, :sk].float().repeat_interleave(nheads // nheads_k, dim=1)
+        # Keys left of every query's window get weight 0: only the columns from the first visible one are computed
+        # (the same softmax, without the cost of a long cache of which a call sees a few rows).
+        lo = max(0, sk - seqlen_q - left) if local and left >= 0 else 0
+        keys = k_cache[b, lo:sk].float().repeat_interleave(nheads // nheads_k, dim=1)  # (sk - lo, nheads, d)
+        values = v_cache[b, lo:sk].float().repeat_interleave(nheads // nheads_k, dim=1)
         scores = torch.einsum("thd,shd->hts", q_ro[b].float() * softmax_scale, keys)
         row = torch.arange(seqlen_q, device=q.device)[:, None] + sk - seqlen_q  # bottom-right alignment
-        col = torch.arange(sk, device=q.device)[None, :]
+        col = torch.arange(lo, sk, device=q.device)[None, :]
         if causal:  # query i sees keys j <= i + sk - seqlen_q
             scores = scores.masked_fill(col > row, float("-inf"))
         if local:  # keys in [i + sk - seqlen_q - left, i + sk - seqlen_q + right]; -1: unbounded on that side
