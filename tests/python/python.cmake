@@ -54,3 +54,4 @@ ropecheck_python_test(qk 180)              # check_qk(): correct qk kernels pass
 ropecheck_python_test(scores_dump 120)      # `ropecheck audit --scores` on eager weights and logits: correct pass, bugs named
 ropecheck_python_test(drive_attention 60)  # the attention driver on a probe built in Python: the outputs file, errors
 ropecheck_python_test(adapters_attention 60)  # eager_attention and flash_attn_kvcache call the wrapped code as engines do
+ropecheck_python_test(attention 300)       # check_attention(): correct attention kernels pass, each bug named first
