@@ -4,7 +4,7 @@ writing the outputs file `ropecheck audit` reads the scores back from.
 The attention probe file (`ropecheck probe --form attention`, layout in docs/python.md and docs/scores.md) holds
 queries attention.q [NQ, HQ, D] at attention.q_positions [NQ], keys attention.k [NK, HK, D] at
 attention.k_positions [NK] and values attention.v [NK, HK, DV], and the calls: call c is the query entries
-attention.calls[c] .. calls[c + 1] - 1 (one query a call) and the key entries attention.key_calls[c] ..
+attention.calls[c] .. calls[c + 1] - 1 (all at one position) and the key entries attention.key_calls[c] ..
 key_calls[c + 1] - 1 (contiguous positions ending at its query's; the first key all zeros; key j of the call
 carries the one-hot value e_j, so o's row is the call's softmax weights). Every call is made twice (the judge
 compares attention.o and attention.o_again bitwise: `nondeterministic`). The call, its checks, the probe's
@@ -89,7 +89,8 @@ class _Calls:
             fault = f"q_positions {list(q_pos.shape)} and k_positions {list(k_pos.shape)} are not [NQ] and [NK]"
         elif (len(calls) != len(key_calls) or not calls or calls[0] != 0 or key_calls[0] != 0
               or calls[-1] != q.shape[0] or key_calls[-1] != k.shape[0]
-              or any(b <= a for a, b in zip(calls, calls[1:])) or any(b <= a for a, b in zip(key_calls, key_calls[1:]))):
+              or any(b <= a for a, b in zip(calls, calls[1:]))
+              or any(b <= a for a, b in zip(key_calls, key_calls[1:]))):
             fault = (f"attention.calls (ending at {calls[-1:]}) and attention.key_calls (ending at {key_calls[-1:]}) "
                      f"do not split the {q.shape[0]} queries and {k.shape[0]} keys into the same number of calls")
         if fault:
@@ -110,7 +111,7 @@ class _Calls:
         return len(self.calls) - 1
 
 
-def _check_o(o, q: torch.Tensor, value_dim: int, call: _Call) -> None:
+def _check_o(o, q: torch.Tensor, value_dim: int, call: _AttentionCall) -> None:
     """o is a tensor [queries, HQ, DV] in q's dtype, else a KernelOutputError saying what came back instead."""
     expected = f"o {[q.shape[0], q.shape[1], value_dim]} {dtype_text(q.dtype)}"
     if isinstance(o, (tuple, list)):
@@ -123,7 +124,7 @@ def _check_o(o, q: torch.Tensor, value_dim: int, call: _Call) -> None:
         hint = " (a kernel writing o into an out= buffer: wrap it to return the buffer)" if o is None else ""
         raise KernelOutputError(f"{call}: the attention kernel returned {type(o).__name__}, expected {expected}{hint}")
     hint = _SHAPE_HINT
-    nk = call.k_pos.shape[-1] if isinstance(call, _AttentionCall) else -1
+    nk = call.k_pos.shape[-1]
     if o.dim() == 3 and o.shape[:2] == q.shape[:2] and o.shape[2] == nk != value_dim:
         hint = ("that is the attention weights' shape [queries, heads, keys]: return o = weights @ v, "
                 "[queries, heads, value_dim]")

@@ -12,9 +12,9 @@ head_dim] and keys k [tokens, kv_heads, head_dim], the callables of plain, inpla
 attributes. inplace_qk wraps a kernel that rotates q and k in place.
 
 For check_attention(), which drives `fn(q, k, v, q_positions, k_positions) -> o` (RoPE applied inside attention,
-one query a call, its keys at contiguous positions ending at the query's), eager_attention joins a one-tensor RoPE
-and an eager attention (transformers' pieces), and flash_attn_kvcache calls flash-attn's flash_attn_with_kvcache
-with its rotary arguments as a decode step does.
+a call's queries at one position, its keys at contiguous positions ending there), eager_attention joins a
+one-tensor RoPE and an eager attention (transformers' pieces), and flash_attn_kvcache calls flash-attn's
+flash_attn_with_kvcache with its rotary arguments as prefill and decode steps do.
 """
 
 import functools

@@ -295,19 +295,18 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     """Check an attention kernel that applies RoPE inside, `fn(q, k, v, q_positions, k_positions) -> o`, against the
     claimed convention, from the scores read back from o; returns the Verdict.
 
-    fn takes, per call, q [queries, heads, head_dim] at q_positions int64 [queries] (one query a call), k
-    [keys, kv_heads, head_dim] at k_positions int64 [keys] (contiguous positions ending at the query's, as a KV
-    cache holds them) and v [keys, kv_heads, value_dim] (key j's value one-hot e_j), all on `device`, q, k, v in
-    `dtype`; it returns a new o [queries, heads, value_dim] in q's dtype, softmax(scale q' k'^T) v with q' and k'
-    rotated inside at their positions, leaving its inputs alone. kv_heads divides heads (query head h reads key
-    head h // (heads // kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature);
-    value_dim (None: the probe's default, head_dim) bounds the keys of a call. A callable carrying
-    `ropecheck_attention` is checked through that attribute; ropecheck.adapters.eager_attention and
-    flash_attn_kvcache make transformers-style and flash-attn kernels this callable. The judge names the classes
-    of check() at the score (base_wrong, layout_swapped, scaling_wrong, ...), key_positions_wrong and
-    score_scale_wrong (a softmax scale or YaRN temperature off). The other arguments are check()'s. Raises
-    ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too small for the probe's calls),
-    KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
+    fn takes, per call, q [queries, heads, head_dim] at q_positions int64 [queries] (a call's queries at one position),
+    k [keys, kv_heads, head_dim] at k_positions int64 [keys] (contiguous positions ending at the queries', as a KV cache
+    holds them) and v [keys, kv_heads, value_dim] (key j's value one-hot e_j), all on `device`, q, k, v in `dtype`; it
+    returns a new o [queries, heads, value_dim] in q's dtype, softmax(scale q' k'^T) v with q' and k' rotated inside at
+    their positions, leaving its inputs alone. kv_heads divides heads (query head h reads key head h // (heads //
+    kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature); value_dim (None: the
+    probe's default, head_dim) bounds the keys of a call. A callable carrying `ropecheck_attention` is checked through
+    that attribute; ropecheck.adapters.eager_attention and flash_attn_kvcache make transformers-style and flash-attn
+    kernels this callable. The judge names the classes of check() at the score (base_wrong, layout_swapped,
+    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). The other
+    arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
+    small for the probe's calls), KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
     """
     __tracebackhide__ = True
     try:

@@ -8,10 +8,10 @@ installing the package (entry point pytest11). In a test:
     def test_my_rope(ropecheck, device, dtype):
         ropecheck.assert_conforms(my_rope, "config.json", dtype=dtype, device=device)
 
-The fixture's check / assert_conforms / check_qk / assert_qk_conforms / check_attention / assert_attention_conforms
-/ audit put their files under the test's tmp_path and record the verdict as JUnit properties (`pytest --junitxml`): ropecheck_pass, ropecheck_class (the
-first finding's bug class of a failure, else ""), ropecheck_dump (the judged file); a check that raises records
-ropecheck_error instead.
+The fixture's check / assert_conforms / check_qk / assert_qk_conforms / check_attention / assert_attention_conforms /
+audit put their files under the test's tmp_path and record the verdict as JUnit properties (`pytest --junitxml`):
+ropecheck_pass, ropecheck_class (the first finding's bug class of a failure, else ""), ropecheck_dump (the judged file);
+a check that raises records ropecheck_error instead.
 """
 
 import pytest
@@ -20,9 +20,9 @@ import ropecheck as _rc
 
 
 class RopecheckFixture:
-    """What the `ropecheck` fixture gives a test: check, assert_conforms, check_qk, assert_qk_conforms,
-    check_attention, assert_attention_conforms and audit with dump_dir defaulting to a new directory under the test's tmp_path, recording each verdict as a property of
-    the test item (what record_property records)."""
+    """What the `ropecheck` fixture gives a test: check, assert_conforms, check_qk, assert_qk_conforms, check_attention,
+    assert_attention_conforms and audit with dump_dir defaulting to a new directory under the test's tmp_path, recording
+    each verdict as a property of the test item (what record_property records)."""
 
     def __init__(self, tmp_path, record_property):
         self._tmp_path = tmp_path

@@ -3,9 +3,9 @@
 its query, keys, values and positions, and a kernel breaking the call's contract is the package's error naming the
 call.
 
-The probe is the layout of the attention form (docs/python.md): a call's queries at one position, its keys at
-contiguous positions ending there, the first key all zeros, key j's value one-hot e_j in every head (calls of one
-query and of several). The kernels whose outputs are compared bitwise compute exactly (float64 sums of small integers over 128).
+The probe is the layout of the attention form (docs/python.md): a call's queries at one position, its keys at contiguous
+positions ending there, the first key all zeros, key j's value one-hot e_j in every head (calls of one query and of
+several). The kernels whose outputs are compared bitwise compute exactly (float64 sums of small integers over 128).
 """
 
 import json
@@ -224,7 +224,8 @@ def test_a_kernel_raising_names_the_call_and_the_run(tmp_path):
 
     _raises(broken_second_time, tmp_path, rc.KernelError, "attention call 3 of 6 (the second run)")
     _raises(lambda q, k, v, qp, kp: None if q.shape[0] == 3 else marker(q, k, v, qp, kp), tmp_path,
-            rc.KernelOutputError, "attention call 5 of 6: 3 queries at position 16777219, keys at 16777217..16777219 (3)")
+            rc.KernelOutputError,
+            "attention call 5 of 6: 3 queries at position 16777219, keys at 16777217..16777219 (3)")
 
 
 def test_a_position_past_the_declared_table_says_max_position(tmp_path):
