@@ -149,9 +149,12 @@ attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_he
   if (k_heads < 1 || q_heads % k_heads != 0)
     throw std::invalid_argument(fmt("--kv-heads %d must divide --heads %d (query head h reads key head h / (heads / "
                                     "kv_heads))", k_heads, q_heads));
-  if (value_dim < 2)
-    throw std::invalid_argument(fmt("--value-dim %d: a call carries one key per value coordinate (v one-hot) and needs "
-                                    "the zero key and at least one more", value_dim));
+  if (value_dim < min_attention_keys)
+    throw std::invalid_argument(fmt("--value-dim %d: a call carries one key per value coordinate (v one-hot), and the "
+                                    "judge needs %d keys a call or more (the zero key and m - n = 0..%d: with fewer, a "
+                                    "wrong base or layout reads as right at the few distances left); give value_dim = "
+                                    "head_dim, or at least %d", value_dim, min_attention_keys, min_attention_keys - 2,
+                                    min_attention_keys));
   if (max_position > 0 && max_position < max_attention_keys - 1)
     throw std::invalid_argument(fmt("--max-position %lld is below the attention form's first query position %d",
                                     static_cast<long long>(max_position), max_attention_keys - 1));

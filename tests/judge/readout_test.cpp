@@ -108,8 +108,8 @@ TEST(Readout, TheProbeIsOnePositionACallWithContiguousKeysEndingAtItAndAZeroKeyF
   EXPECT_LE(C, 1.0);
   EXPECT_THROW((void)judge::make_attention_probe(claim(), 7, 7, 64), std::invalid_argument);  // odd query heads
   EXPECT_THROW((void)judge::make_attention_probe(claim(), 8, 3, 64), std::invalid_argument);
-  EXPECT_THROW((void)judge::make_attention_probe(claim(), 8, 2, 1), std::invalid_argument);
-  EXPECT_NO_THROW((void)judge::make_attention_probe(claim(), 8, 2, 2));  // the zero key and one more
+  EXPECT_THROW((void)judge::make_attention_probe(claim(), 8, 2, judge::min_attention_keys - 1), std::invalid_argument);
+  EXPECT_NO_THROW((void)judge::make_attention_probe(claim(), 8, 2, judge::min_attention_keys));
   const auto limited = judge::make_attention_probe(claim(), 8, 2, 64, 0, 4096);
   EXPECT_EQ(*std::max_element(limited.q_positions.begin(), limited.q_positions.end()), 4096);
 }

@@ -45,6 +45,9 @@ struct attention_probe {
 
 // The most keys a call carries (the value dim bounds it: one one-hot column a key).
 inline constexpr int max_attention_keys = 64;
+// The fewest: m - n = 0..14 read in every band. Two keys (the zero key and m - n = 0) read nothing that depends on
+// the frequencies: a base-10000 kernel passed a 500000 claim that way (tests/python/test_attention.py).
+inline constexpr int min_attention_keys = 16;
 
 // The query positions of the attention form: the largest key run's end (K - 1) and the probe's regimes (fp32's
 // integer limit, bf16's and fp16's, the training lengths, two per octave to 2 max_position_embeddings), each at
