@@ -63,7 +63,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
     if cache_seqlens is None:
         cache_seqlens = torch.zeros((batch,), dtype=torch.int32, device=k_cache.device)
     if seqlen_q == 1:
-        causal = False  # flash_api.cpp: "causal=true is the same as causal=false in this case"
+        causal = False  # flash-attention csrc/flash_attn/flash_api.cpp: "causal=true is the same as causal=false in this case"
     left, right = (int(w) for w in window_size)
     if causal:
         right = 0
