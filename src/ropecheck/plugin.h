@@ -4,18 +4,29 @@
  * shared library exporting the functions below with C linkage. `ropecheck` dlopen()s it, asks
  * it which convention it claims to implement (ropecheck_plugin_describe), and runs the property
  * suite against the MPFR reference of that convention through ropecheck_plugin_apply (or
- * ropecheck_plugin_apply2, ABI 2).
+ * ropecheck_plugin_apply2, ABI 2). A kernel that rotates queries and keys together (ABI 3:
+ * ropecheck_plugin_apply_qk) is also judged as a pair, on distinct q and k with their own head counts.
  *
  * Plain C89 (plus <stdint.h>): no C++ in this header.
  *
  * Versioning: ROPECHECK_PLUGIN_ABI is the layout of struct ropecheck_convention and the
- * signatures below. A plugin writes the ABI it was compiled against into `abi`. The loader reads
+ * signatures below. A plugin writes the ABI it was written for into `abi`. The loader reads
  * every ABI from 1 to its own: ABI 2 only appends fields to struct ropecheck_convention and adds the
  * optional ropecheck_plugin_apply2, so an ABI 1 plugin (whose struct ends at `dtype`) loads and is
- * audited exactly as before; an ABI the loader does not know (0, or newer than its own) is refused.
- * Any change to this file that is not purely a comment bumps it.
+ * audited exactly as before; ABI 3 adds only the optional ropecheck_plugin_apply_qk (no field, see
+ * below), so ABI 1 and 2 plugins load and are audited exactly as before too; an ABI the loader does
+ * not know (0, or newer than its own) is refused. Any change to this file that is not purely a
+ * comment bumps it.
  *
- * ABI 1 and ABI 2 at a glance:
+ * ABI 3 adds NO field to struct ropecheck_convention: its layout, and the meaning of every field and
+ * of its zero, are ABI 2's. So a plugin written for ABI 2 that writes `abi = ROPECHECK_PLUGIN_ABI` and
+ * is rebuilt against this header (it then declares 3) is read field for field as it was read as ABI 2
+ * and loses no check; without apply_qk it is audited exactly as an ABI 2 plugin. (The same rebuild of
+ * a plugin written for ABI 1 is another matter, since ABI 2: it declares 2 or 3 with ABI 2's fields
+ * left zero, and zero there means no negative positions and no inverse. Write the number of the ABI
+ * the code was written for, not the macro.)
+ *
+ * ABI 1, ABI 2 and ABI 3 at a glance:
  *   ABI 1  the claim is the flat fields (head_dim .. dtype): no LongRoPE, no M-RoPE, no per-layer
  *          or indexer convention; apply() takes one position per token and must accept every int64
  *          position and honour `inverse` (the suite asks it both).
@@ -23,6 +34,9 @@
  *          `ropecheck audit --config` uses, so every convention ropecheck knows can be claimed;
  *          the kernel states its limits (max_position, negative_positions, supports_inverse), which
  *          the audit respects and reports; M-RoPE kernels take position rows through apply2().
+ *   ABI 3  the optional apply_qk() rotates queries q and keys k of their own head counts (grouped-query
+ *          attention) in one call, as a fused kernel does; the audit then judges them together (q and
+ *          k crossed, keys at other positions or by another rule). Nothing else changes.
  *
  * Ownership and threading contract:
  *   - All buffers are owned by the caller; the plugin must not retain any pointer past the return
@@ -31,10 +45,10 @@
  *     (owned by the plugin, valid until the library is unloaded; the caller copies it).
  *   - The loader calls describe() once after loading, before any apply(). describe() must be
  *     deterministic: the convention it declares is fixed for the life of the library.
- *   - apply() may be called many times, from one thread at a time (the loader serialises calls);
- *     a plugin need not be reentrant, but must not depend on call order: every call is a pure
- *     function of its arguments (no hidden state carried between calls, e.g. a cos/sin cache that
- *     changes the result is a bug the audit will report).
+ *   - apply() (and apply2(), apply_qk()) may be called many times, from one thread at a time (the
+ *     loader serialises calls); a plugin need not be reentrant, but must not depend on call order:
+ *     every call is a pure function of its arguments (no hidden state carried between calls, e.g. a
+ *     cos/sin cache that changes the result is a bug the audit will report).
  *   - No function may abort, exit or print to stdout; errors are returned as nonzero codes.
  *   - Symbols are exported with default visibility and C linkage (extern "C" in C++,
  *     #[no_mangle] pub extern "C" in Rust).
@@ -49,9 +63,9 @@ extern "C" {
 #endif
 
 /* Version of this interface. */
-#define ROPECHECK_PLUGIN_ABI 2
+#define ROPECHECK_PLUGIN_ABI 3
 
-/* Element type of the x and y buffers of apply(). */
+/* Element type of the buffers of apply(), apply2() and apply_qk(). */
 enum ropecheck_dtype {
   ROPECHECK_DTYPE_F32 = 0,  /* IEEE binary32 (float) */
   ROPECHECK_DTYPE_F64 = 1,  /* IEEE binary64 (double) */
@@ -80,9 +94,9 @@ enum ropecheck_scaling {
 /* The convention a plugin claims to implement. Every field up to `dtype` (ABI 1) is read; fields a
  * rule does not use should still hold the HF defaults given below. The fields after `dtype` exist from
  * ABI 2 on and are read only when abi >= 2 (the caller zero-initialises the whole struct, so an ABI 1
- * plugin never sees them). */
+ * plugin never sees them). ABI 3 adds no field: an ABI 3 plugin fills exactly the fields of ABI 2. */
 struct ropecheck_convention {
-  uint32_t abi;           /* the ABI the plugin was built against: 1 or 2 (ROPECHECK_PLUGIN_ABI) */
+  uint32_t abi;           /* the ABI the plugin was written for: 1, 2 or 3 (ROPECHECK_PLUGIN_ABI) */
   int32_t head_dim;       /* coordinates per head (> 0) */
   int32_t rotary_dim;     /* rotated coordinates: even, 0 < rotary_dim <= head_dim; the rest pass
                              through unchanged (head_dim * partial_rotary_factor) */
@@ -99,8 +113,9 @@ struct ropecheck_convention {
   double attention_factor; /* explicit attention scaling (YaRN, LongRoPE); <= 0: the rule's default */
   int32_t dtype;           /* enum ropecheck_dtype: element type of x and y in apply() */
 
-  /* ---- ABI 2 (read only when abi >= 2). An ABI 2 plugin sets every field below; zero is each
-   * field's documented default except `layer`, whose "primary layer" is -1. ---- */
+  /* ---- ABI 2 (read only when abi >= 2; ABI 3 reads them exactly as ABI 2). An ABI 2 or 3 plugin
+   * sets every field below; zero is each field's documented default except `layer`, whose "primary
+   * layer" is -1. ---- */
 
   /* NULL or "": the flat fields above are the claim (as in ABI 1). Otherwise the path of a Hugging
    * Face config.json that IS the claim, read by ropecheck's config reader exactly as
@@ -169,6 +184,29 @@ int ropecheck_plugin_apply(const void* x, void* y, const int64_t* positions, int
 int ropecheck_plugin_apply2(const void* x, void* y, const int64_t* positions, int32_t rows, int64_t tokens,
                             int32_t heads, int32_t inverse);
 
+/* Optional (ABI 3; read only when abi >= 3, never called for an ABI 1 or 2 plugin). Rotate queries and
+ * keys of the same tokens in one call, as a fused qk kernel does (vLLM's rotary_emb(positions, query,
+ * key), transformers' apply_rotary_pos_emb(q, k, cos, sin)).
+ *   q, q_out   tokens * q_heads * head_dim elements of the declared dtype, token-major (token t, query
+ *              head h, coordinate j at (t * q_heads + h) * head_dim + j)
+ *   k, k_out   tokens * k_heads * head_dim elements, the same layout with k_heads
+ *   positions  `tokens` positions, one per token: token t of q and token t of k are both at positions[t]
+ *   q_heads, k_heads   >= 1, k_heads divides q_heads (grouped-query attention: query head h reads key head
+ *              h / (q_heads / k_heads), as transformers' repeat_kv); the audit passes 8 and 2
+ * Preconditions the caller keeps: the four buffers are distinct and do not overlap (q_out is never q);
+ * positions are >= 0 and not past max_position (when nonzero); there is no inverse (a forward rotation
+ * only); one position row (an M-RoPE claim, position_rows > 1, cannot export apply_qk: the loader refuses
+ * it, naming position_rows).
+ * What it must do: q_out = R(positions) q and k_out = R(positions) k under the declared convention, each
+ * head alike, q_out a function of q and positions alone and k_out of k and positions alone (the audit
+ * calls it again with other keys and with other queries: an output that moves is qk_crossed).
+ * What the loader promises: apply() (or apply2()) stays the entry of the x form and of the properties,
+ * which run exactly as without apply_qk; apply_qk is called in addition, on the probe's calls only, with
+ * the isolation every call has (a crash, a hang, a write past k_out are findings naming apply_qk).
+ * Returns 0 on success or a nonzero error code (the outputs are then unspecified). */
+int ropecheck_plugin_apply_qk(const void* q, const void* k, void* q_out, void* k_out, const int64_t* positions,
+                              int64_t tokens, int32_t q_heads, int32_t k_heads);
+
 /* Optional. A short human-readable name of the kernel (static storage; see above). */
 const char* ropecheck_plugin_name(void);
 
@@ -176,6 +214,8 @@ const char* ropecheck_plugin_name(void);
 typedef int (*ropecheck_plugin_describe_fn)(struct ropecheck_convention*);
 typedef int (*ropecheck_plugin_apply_fn)(const void*, void*, const int64_t*, int64_t, int32_t, int32_t);
 typedef int (*ropecheck_plugin_apply2_fn)(const void*, void*, const int64_t*, int32_t, int64_t, int32_t, int32_t);
+typedef int (*ropecheck_plugin_apply_qk_fn)(const void*, const void*, void*, void*, const int64_t*, int64_t, int32_t,
+                                            int32_t);
 typedef const char* (*ropecheck_plugin_name_fn)(void);
 
 #ifdef __cplusplus

@@ -100,8 +100,8 @@ TEST(PluginAbi2, layer_and_part_select_as_audit_config_does_and_bad_values_name_
 
 TEST(PluginAbi2, an_abi_the_loader_does_not_know_is_refused_naming_the_field) {
   ropecheck_convention c = by_config(nullptr);
-  c.abi = 3;
-  expect_error([&] { (void)to_rope_config(c); }, {"ropecheck_convention.abi", "plugin declares 3, loader implements 1 to 2"});
+  c.abi = 4;
+  expect_error([&] { (void)to_rope_config(c); }, {"ropecheck_convention.abi", "plugin declares 4, loader implements 1 to 3"});
   c.abi = 0;
   expect_error([&] { (void)to_rope_config(c); }, {"ropecheck_convention.abi", "plugin declares 0"});
 }

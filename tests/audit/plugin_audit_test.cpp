@@ -23,8 +23,8 @@
 #ifndef ROPECHECK_EXAMPLE_PLUGIN_BUGGY
 #error "ROPECHECK_EXAMPLE_PLUGIN_BUGGY must name the buggy example plugin's .so"
 #endif
-#ifndef ROPECHECK_EXAMPLE_PLUGIN_ABI3
-#error "ROPECHECK_EXAMPLE_PLUGIN_ABI3 must name the ABI-3 example plugin's .so"
+#ifndef ROPECHECK_EXAMPLE_PLUGIN_ABI4
+#error "ROPECHECK_EXAMPLE_PLUGIN_ABI4 must name the ABI-4 example plugin's .so"
 #endif
 
 namespace ropecheck::audit {
@@ -225,9 +225,9 @@ void expect_plugin_error(const std::string& path, const std::vector<std::string>
   }
 }
 
-TEST(PluginAudit, a_plugin_declaring_an_unknown_abi_3_is_rejected_naming_the_file) {
-  expect_plugin_error(ROPECHECK_EXAMPLE_PLUGIN_ABI3,
-                      {ROPECHECK_EXAMPLE_PLUGIN_ABI3, "ABI mismatch: plugin declares 3, loader implements 1 to 2"});
+TEST(PluginAudit, a_plugin_declaring_an_unknown_abi_4_is_rejected_naming_the_file) {
+  expect_plugin_error(ROPECHECK_EXAMPLE_PLUGIN_ABI4,
+                      {ROPECHECK_EXAMPLE_PLUGIN_ABI4, "ABI mismatch: plugin declares 4, loader implements 1 to 3"});
 }
 
 TEST(PluginAudit, a_missing_file_is_rejected_naming_the_file) {

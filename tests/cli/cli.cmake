@@ -105,7 +105,7 @@ if(TARGET ropecheck)
     ropecheck_cli_test(audit_plugin_buggy_fails_with_a_counterexample 1 "FAIL.*shrunk counterexample.*replay: RC_PARAMS="
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin_buggy> --quiet --json ${aout}/plugin_buggy.json)
     ropecheck_cli_test(audit_plugin_abi_mismatch_exits_2 2 "ABI"
-                       audit --plugin $<TARGET_FILE:ropecheck_example_plugin_abi3> --quiet)
+                       audit --plugin $<TARGET_FILE:ropecheck_example_plugin_abi4> --quiet)
     ropecheck_cli_test(audit_plugin_with_convention_flags_exits_2 2 "declares its own convention"
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin> --base 10000)
   endif()

@@ -34,12 +34,12 @@ using ropecheck::plugin::load_plugin;
 using ropecheck::plugin::loaded_plugin;
 using ropecheck::plugin::plugin_error;
 
-// The ABI-3 variant (an ABI the loader does not know) sits next to the example plugin (same directory,
+// The ABI-4 variant (an ABI the loader does not know) sits next to the example plugin (same directory,
 // tools/CMakeLists.txt).
-std::string abi3_plugin_path() {
+std::string abi4_plugin_path() {
   std::string p = ROPECHECK_EXAMPLE_PLUGIN;
   const auto dot = p.rfind(".so");
-  return p.substr(0, dot) + "_abi3" + p.substr(dot);
+  return p.substr(0, dot) + "_abi4" + p.substr(dot);
 }
 
 const rope_under_test& correct_plugin() {
@@ -98,9 +98,9 @@ TEST(PluginLoader, an_optional_name_symbol_may_be_missing) {
 }
 
 TEST(PluginLoader, an_abi_mismatch_is_rejected) {
-  const auto path = abi3_plugin_path();
+  const auto path = abi4_plugin_path();
   expect_throw_containing<plugin_error>([&] { (void)load_plugin(path); },
-                                        {path, "ropecheck_convention.abi", "ABI mismatch: plugin declares 3, loader implements 1 to 2"});
+                                        {path, "ropecheck_convention.abi", "ABI mismatch: plugin declares 4, loader implements 1 to 3"});
 }
 
 TEST(PluginLoader, an_invalid_convention_is_rejected_naming_the_field) {

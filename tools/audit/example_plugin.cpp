@@ -8,7 +8,7 @@
 //                                            (storage_positions<bfloat16, float>): a real bug the
 //                                            audit must catch (positions > 256 are rounded)
 //   -DROPECHECK_EXAMPLE_ABI=<n>              declares ABI n (the loader's ABI-mismatch check); by
-//                                            default ABI 1 (built against the ABI 2 header: ABI 1
+//                                            default ABI 1 (built against the ABI 3 header: ABI 1
 //                                            plugins keep loading)
 #include <cstdint>
 #include <exception>

@@ -31,6 +31,7 @@ struct loaded_plugin::state {
   ropecheck_plugin_describe_fn describe = nullptr;
   ropecheck_plugin_apply_fn apply = nullptr;
   ropecheck_plugin_apply2_fn apply2 = nullptr;  // ABI 2, when exported (then used for every call)
+  ropecheck_plugin_apply_qk_fn apply_qk = nullptr;  // ABI 3, when exported (the qk form's calls only)
   ropecheck_plugin_name_fn name = nullptr;
   ropecheck_convention conv{};
   std::string config_path, part;  // copies of conv's strings (conv's pointers are the plugin's)
@@ -284,10 +285,12 @@ loaded_plugin load_plugin(const std::string& given, const load_options& options)
   s->apply2 = reinterpret_cast<ropecheck_plugin_apply2_fn>(symbol(s->handle, path, options.apply2_symbol, false));
   s->apply = reinterpret_cast<ropecheck_plugin_apply_fn>(symbol(s->handle, path, options.apply_symbol, false));
   s->name = reinterpret_cast<ropecheck_plugin_name_fn>(symbol(s->handle, path, options.name_symbol, false));
+  s->apply_qk = reinterpret_cast<ropecheck_plugin_apply_qk_fn>(symbol(s->handle, path, options.apply_qk_symbol, false));
   ropecheck_convention c{};
   const int rc = s->describe(&c);
   if (rc != 0) fail(path, "ropecheck_plugin_describe returned error code " + std::to_string(rc));
   if (c.abi < 2) s->apply2 = nullptr;  // ABI 1 knows no apply2: never call a symbol of that name
+  if (c.abi < 3) s->apply_qk = nullptr;  // nor ABI 1 or 2 apply_qk: they are audited exactly as before
   if (!s->apply && !s->apply2)
     (void)symbol(s->handle, path, options.apply_symbol, true);  // throws: missing required symbol
   // The library's own file (dladdr of describe), for a relative config_path: not the working
@@ -302,6 +305,10 @@ loaded_plugin load_plugin(const std::string& given, const load_options& options)
   }
   s->cfg = to_rope_config(c, path, library, &s->notes);
   s->limits = limits_of(c, s->cfg, s->apply2 != nullptr, path);
+  if (s->apply_qk && s->limits.rows > 1)
+    bad_field(path, "position_rows",
+              std::to_string(s->limits.rows) + " rows, but ropecheck_plugin_apply_qk takes one position per token: an "
+              "M-RoPE kernel cannot export it (plugin.h ABI 3)");
   s->conv = c;
   s->conv.config_path = c.abi >= 2 && c.config_path ? s->config_path.c_str() : nullptr;
   s->conv.part = c.abi >= 2 && c.part ? s->part.c_str() : nullptr;
@@ -356,6 +363,18 @@ int loaded_plugin::apply_rows_raw(const void* x, void* y, const std::int64_t* ro
   const std::lock_guard<std::mutex> lock(s_->call);
   if (s_->apply2) return s_->apply2(x, y, given, l.rows, tokens, heads, inverse ? 1 : 0);
   return s_->apply(x, y, given, tokens, heads, inverse ? 1 : 0);
+}
+
+bool loaded_plugin::has_apply_qk() const { return s_->apply_qk != nullptr; }
+
+int loaded_plugin::apply_qk_raw(const void* q, const void* k, void* q_out, void* k_out, const std::int64_t* positions,
+                                std::int64_t tokens, int q_heads, int k_heads) const {
+  if (!s_->apply_qk) throw std::logic_error("plugin apply_qk: " + s_->path + " does not export ropecheck_plugin_apply_qk");
+  if (q_heads < 1 || k_heads < 1 || q_heads % k_heads != 0)
+    throw std::invalid_argument("plugin apply_qk: " + std::to_string(k_heads) + " key heads must divide " +
+                                std::to_string(q_heads) + " query heads (plugin.h)");
+  const std::lock_guard<std::mutex> lock(s_->call);
+  return s_->apply_qk(q, k, q_out, k_out, positions, tokens, q_heads, k_heads);
 }
 
 void loaded_plugin::apply(std::span<const long double> x, std::span<long double> y, int heads, std::int64_t pos,

@@ -2,7 +2,8 @@
 //
 // load_plugin(path) dlopen()s a shared library, resolves ropecheck_plugin_describe and
 // ropecheck_plugin_apply (ropecheck_plugin_name is optional; ABI 2: ropecheck_plugin_apply2, which
-// replaces apply when exported), checks the ABI (1 or 2), asks for the declared convention and
+// replaces apply when exported; ABI 3: ropecheck_plugin_apply_qk, the qk form's entry, in addition),
+// checks the ABI (1 to 3), asks for the declared convention and
 // validates it as a rope_config: ABI 1's flat fields, or ABI 2's config.json read as `ropecheck audit
 // --config` reads it (config_path, layer, part), and the kernel's limits (max_position,
 // negative_positions, supports_inverse, position_rows). Every failure throws plugin_error whose
@@ -51,6 +52,7 @@ struct load_options {
   std::string apply_symbol = "ropecheck_plugin_apply";
   std::string name_symbol = "ropecheck_plugin_name";
   std::string apply2_symbol = "ropecheck_plugin_apply2";
+  std::string apply_qk_symbol = "ropecheck_plugin_apply_qk";
 };
 
 // What the kernel accepts (ABI 2's options; conformance::options' counterparts). ABI 1 plugins: no
@@ -115,6 +117,13 @@ class loaded_plugin {
   [[nodiscard]] int apply_rows_raw(const void* x, void* y, const std::int64_t* rows_positions, int rows,
                                    std::int64_t tokens, int heads, bool inverse) const;
 
+  // ABI 3: the library exports ropecheck_plugin_apply_qk (read only when it declares abi >= 3).
+  [[nodiscard]] bool has_apply_qk() const;
+  // apply_qk() itself on wire buffers (serialised like every call): q, q_out of tokens * q_heads * head_dim
+  // elements, k, k_out of tokens * k_heads * head_dim; its return code. std::logic_error without has_apply_qk().
+  [[nodiscard]] int apply_qk_raw(const void* q, const void* k, void* q_out, void* k_out, const std::int64_t* positions,
+                                 std::int64_t tokens, int q_heads, int k_heads) const;
+
   struct state;  // the library handle and the resolved symbols
 
  private:
@@ -124,7 +133,8 @@ class loaded_plugin {
 };
 
 // Throws plugin_error: file missing or not loadable (dlerror's text), a required symbol missing,
-// ABI mismatch, describe() failure, invalid convention.
+// ABI mismatch, describe() failure, invalid convention, apply_qk exported by an M-RoPE claim (position_rows > 1:
+// apply_qk takes one position per token).
 [[nodiscard]] loaded_plugin load_plugin(const std::string& path, const load_options& options = {});
 
 }  // namespace ropecheck::plugin

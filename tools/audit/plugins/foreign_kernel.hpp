@@ -34,7 +34,7 @@ inline float from_bf16(std::uint16_t b) {
 inline float round_bf16(float f) { return from_bf16(to_bf16(f)); }
 
 // HF's defaults for the fields a rule does not use (plugin.h). The ABI 1 claim: the kernels of this
-// folder that need none of ABI 2 declare ABI 1 (built against the ABI 2 header, as an old plugin is).
+// folder that need none of ABI 2 declare ABI 1 (built against the current header, as an old plugin is).
 inline ropecheck_convention hf_defaults() {
   ropecheck_convention c{};
   c.abi = 1;
