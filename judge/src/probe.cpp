@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace ropecheck::judge {
 namespace {
@@ -59,6 +60,18 @@ std::vector<double> probe_inputs(std::uint64_t seed, int tokens, int heads, int 
 std::uint64_t qk_seed(std::uint64_t seed, qk_stream s) noexcept {
   std::uint64_t state = seed ^ (0x51ed2700ULL + static_cast<std::uint64_t>(s));
   return splitmix64(state);
+}
+
+qk_inputs make_qk_inputs(const probe_set& p, int kv_heads) {
+  if (kv_heads < 1 || p.heads % kv_heads != 0)
+    throw std::invalid_argument("qk probe: " + std::to_string(kv_heads) + " key heads must divide the " +
+                                std::to_string(p.heads) + " query heads");
+  qk_inputs in;
+  in.kv_heads = kv_heads;
+  in.k = probe_inputs(qk_seed(p.seed, qk_stream::keys), p.tokens(), kv_heads, p.head_dim);
+  in.q_alt = probe_inputs(qk_seed(p.seed, qk_stream::other_queries), p.tokens(), p.heads, p.head_dim);
+  in.k_alt = probe_inputs(qk_seed(p.seed, qk_stream::other_keys), p.tokens(), kv_heads, p.head_dim);
+  return in;
 }
 
 const char* call_form_phrase(call_form f) noexcept {

@@ -100,13 +100,13 @@ std::vector<audit::tensor_out> probe_tensors_qk(const judge::probe_set& p, int k
     throw std::invalid_argument("--kv-heads " + std::to_string(kv_heads) + " must divide --heads " + std::to_string(p.heads) +
                                 " (query head h reads key head h / (heads / kv_heads), as transformers' repeat_kv)");
   const int T = p.tokens(), D = p.head_dim;
-  const auto draw = [&](judge::qk_stream s, int heads) { return judge::probe_inputs(judge::qk_seed(p.seed, s), T, heads, D); };
+  const judge::qk_inputs in = judge::make_qk_inputs(p, kv_heads);  // the plugin door's apply_qk draws the same
   std::vector<audit::tensor_out> out;
   out.push_back(positions_tensor("positions", p.positions, p.position_rows));
   out.push_back(inputs_tensor("q", p.x, T, p.heads, D, t));
-  out.push_back(inputs_tensor("k", draw(judge::qk_stream::keys, kv_heads), T, kv_heads, D, t));
-  out.push_back(inputs_tensor("q_alt", draw(judge::qk_stream::other_queries, p.heads), T, p.heads, D, t));
-  out.push_back(inputs_tensor("k_alt", draw(judge::qk_stream::other_keys, kv_heads), T, kv_heads, D, t));
+  out.push_back(inputs_tensor("k", in.k, T, kv_heads, D, t));
+  out.push_back(inputs_tensor("q_alt", in.q_alt, T, p.heads, D, t));
+  out.push_back(inputs_tensor("k_alt", in.k_alt, T, kv_heads, D, t));
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) add_plan(p, form, out);
   return out;
 }

@@ -51,6 +51,17 @@ inline constexpr std::uint64_t default_seed = 0x5eed2026;
 enum class qk_stream : std::uint64_t { keys = 1, other_queries = 2, other_keys = 3 };
 [[nodiscard]] std::uint64_t qk_seed(std::uint64_t seed, qk_stream s) noexcept;
 
+// The qk form's inputs besides the queries (p.x, p.heads heads), [tokens][heads][head_dim] each: the keys k and
+// other keys k_alt of kv_heads heads, other queries q_alt of p.heads heads, each probe_inputs of its qk_seed stream
+// of p.seed. Every door that drives the qk form draws them here (`ropecheck probe --form qk`, the plugin door's
+// apply_qk), so the same seed gives every door the same inputs. std::invalid_argument unless kv_heads >= 1
+// divides p.heads.
+struct qk_inputs {
+  int kv_heads = 0;
+  std::vector<double> k, q_alt, k_alt;
+};
+[[nodiscard]] qk_inputs make_qk_inputs(const probe_set& p, int kv_heads);
+
 // How a door's kernel is called on the probe set; every door that drives a kernel walks the same plan
 // (plan_calls), so that they judge the same calls:
 //   prefill  each run of consecutive probe positions in one call, at most max_prefill_tokens a call; an
