@@ -20,16 +20,41 @@
 namespace ropecheck::plugin {
 namespace {
 
+// The entries a request calls.
+enum : std::int32_t { op_apply = 0, op_apply_qk = 1 };
+
 // The first page of the mapping: the request and the child's answer.
 struct control {
   std::int64_t tokens;
+  std::int32_t op;    // op_apply (apply or apply2) or op_apply_qk
   std::int32_t rows;  // position rows in the mapping ([rows][tokens])
-  std::int32_t heads;
+  std::int32_t heads;  // apply_qk: the query heads
+  std::int32_t k_heads;  // apply_qk: the key heads
   std::int32_t inverse;
-  std::uint64_t x_bytes, y_bytes;
+  std::uint64_t x_bytes, y_bytes;  // apply_qk: q and k, q_out and k_out, one after the other
+  std::uint64_t q_bytes;           // apply_qk: q's (and q_out's) share of x_bytes (y_bytes)
   std::int32_t rc;
   volatile std::int32_t wrote_past_y;  // set by the child's SIGSEGV handler
 };
+
+// One call of either entry as the mapping carries it: the inputs one after the other where x goes, the
+// outputs where y goes (the last one ending at the guard page).
+struct request {
+  std::int32_t op = op_apply;
+  const char* entry = "ropecheck_plugin_apply";  // the symbol, in every message
+  const char* last_output = "y";                 // the buffer that ends at the guard page
+  std::span<const unsigned char> in[2];
+  std::span<unsigned char> out[2];
+  std::span<const std::int64_t> positions;  // rows * tokens
+  std::size_t tokens = 0, rows = 1;
+  int heads = 1, k_heads = 0;
+  bool inverse = false;
+  std::string shape;  // " (n tokens, h heads)", for the messages
+  [[nodiscard]] std::size_t in_bytes() const { return in[0].size() + in[1].size(); }
+  [[nodiscard]] std::size_t out_bytes() const { return out[0].size() + out[1].size(); }
+};
+
+std::string tokens_text(std::size_t tokens) { return std::to_string(tokens) + (tokens == 1 ? " token, " : " tokens, "); }
 
 std::size_t page_size() { return static_cast<std::size_t>(sysconf(_SC_PAGESIZE)); }
 std::size_t round_up(std::size_t n, std::size_t page) { return (n + page - 1) / page * page; }
@@ -127,8 +152,12 @@ struct child_process_door::impl {
     char b;
     while (read(in, &b, 1) == 1) {
       control* c = ctl();
-      unsigned char* y = guard() - c->y_bytes;  // y ends at the guard page
-      c->rc = plugin.apply_rows_raw(x(), y, positions(), c->rows, c->tokens, c->heads, c->inverse != 0);
+      unsigned char* y = guard() - c->y_bytes;  // y (apply_qk: q_out, k_out) ends at the guard page
+      if (c->op == op_apply_qk)
+        c->rc = plugin.apply_qk_raw(x(), x() + c->q_bytes, y, y + c->q_bytes, positions(), c->tokens, c->heads,
+                                    c->k_heads);
+      else
+        c->rc = plugin.apply_rows_raw(x(), y, positions(), c->rows, c->tokens, c->heads, c->inverse != 0);
       if (write(out, &b, 1) != 1) break;
     }
     _exit(0);
@@ -173,27 +202,63 @@ struct child_process_door::impl {
   }
 
   apply_outcome call(const apply_call& c) {
-    if (closed) return fail({apply_status::unavailable, 0, 0, closed_why});
-    const std::size_t tokens = c.positions.size();
+    request r;
+    r.tokens = c.positions.size();
     if (c.x.size() != c.y.size()) throw std::invalid_argument("plugin door: x and y differ in size");
-    const std::size_t rows = static_cast<std::size_t>(c.rows());
-    if (rows > 1 && c.position_rows.size() != rows * tokens)
+    r.rows = static_cast<std::size_t>(c.rows());
+    if (r.rows > 1 && c.position_rows.size() != r.rows * r.tokens)
       throw std::invalid_argument("plugin door: position_rows must hold rows * tokens positions");
-    reserve(tokens * rows, c.x.size());
+    r.in[0] = c.x;
+    r.out[0] = c.y;
+    r.positions = r.rows > 1 ? c.position_rows : c.positions;
+    r.heads = c.heads;
+    r.inverse = c.inverse;
+    r.shape = " (" + tokens_text(r.tokens) + std::to_string(c.heads) + " heads)";
+    return exchange(r);
+  }
+
+  apply_outcome call_qk(const qk_call& c) {
+    request r;
+    r.op = op_apply_qk;
+    r.entry = "ropecheck_plugin_apply_qk";
+    r.last_output = "k_out";
+    r.tokens = c.positions.size();
+    if (c.q.size() != c.q_out.size() || c.k.size() != c.k_out.size())
+      throw std::invalid_argument("plugin door: q and q_out, or k and k_out, differ in size");
+    r.in[0] = c.q;
+    r.in[1] = c.k;
+    r.out[0] = c.q_out;
+    r.out[1] = c.k_out;
+    r.positions = c.positions;
+    r.heads = c.q_heads;
+    r.k_heads = c.k_heads;
+    r.shape = " (" + tokens_text(r.tokens) + std::to_string(c.q_heads) + " query and " + std::to_string(c.k_heads) +
+              " key heads)";
+    return exchange(r);
+  }
+
+  apply_outcome exchange(const request& c) {
+    if (closed) return fail({apply_status::unavailable, 0, 0, closed_why});
+    const std::size_t tokens = c.tokens, rows = c.rows;
+    reserve(tokens * rows, std::max(c.in_bytes(), c.out_bytes()));
     if (child < 0) start();
     control* k = ctl();
     k->tokens = static_cast<std::int64_t>(tokens);
+    k->op = c.op;
     k->rows = static_cast<std::int32_t>(rows);
     k->heads = c.heads;
+    k->k_heads = c.k_heads;
     k->inverse = c.inverse ? 1 : 0;
-    k->x_bytes = c.x.size();
-    k->y_bytes = c.y.size();
+    k->x_bytes = c.in_bytes();
+    k->y_bytes = c.out_bytes();
+    k->q_bytes = c.in[0].size();
     k->rc = 0;
     k->wrote_past_y = 0;
-    std::memcpy(positions(), rows > 1 ? c.position_rows.data() : c.positions.data(), rows * tokens * sizeof(std::int64_t));
-    std::memcpy(x(), c.x.data(), c.x.size());
-    unsigned char* y = guard() - c.y.size();
-    std::memset(y, 0, c.y.size());
+    std::memcpy(positions(), c.positions.data(), rows * tokens * sizeof(std::int64_t));
+    std::memcpy(x(), c.in[0].data(), c.in[0].size());
+    if (!c.in[1].empty()) std::memcpy(x() + c.in[0].size(), c.in[1].data(), c.in[1].size());
+    unsigned char* y = guard() - c.out_bytes();
+    std::memset(y, 0, c.out_bytes());
     const char go = 1;
     if (send(req, &go, 1, MSG_NOSIGNAL) != 1) return died(c);
     pollfd pfd{resp, POLLIN, 0};
@@ -208,8 +273,8 @@ struct child_process_door::impl {
         stop();
         closed = true;
         char buf[200];
-        std::snprintf(buf, sizeof buf, "ropecheck_plugin_apply did not return within %g s (--plugin-timeout); the child was "
-                      "killed and no further call is made", timeout);
+        std::snprintf(buf, sizeof buf, "%s did not return within %g s (--plugin-timeout); the child was "
+                      "killed and no further call is made", c.entry, timeout);
         closed_why = std::string(buf) + " (after an earlier timeout)";
         return fail({apply_status::timeout, 0, 0, buf});
       }
@@ -218,12 +283,13 @@ struct child_process_door::impl {
     char b;
     if (recv(resp, &b, 1, 0) != 1) return died(c);
     if (k->rc != 0)
-      return fail({apply_status::error_code, k->rc, 0, "ropecheck_plugin_apply returned error code " + std::to_string(k->rc)});
-    std::memcpy(c.y.data(), y, c.y.size());
+      return fail({apply_status::error_code, k->rc, 0, std::string(c.entry) + " returned error code " + std::to_string(k->rc)});
+    std::memcpy(c.out[0].data(), y, c.out[0].size());
+    if (!c.out[1].empty()) std::memcpy(c.out[1].data(), y + c.out[0].size(), c.out[1].size());
     return {};
   }
 
-  apply_outcome died(const apply_call& c) {
+  apply_outcome died(const request& c) {
     const bool past_y = ctl()->wrote_past_y != 0;
     const int status = stop(false);
     ++crashes;
@@ -232,17 +298,16 @@ struct child_process_door::impl {
       closed_why = "the plugin crashed " + std::to_string(crashes) + " times; no further call is made";
     }
     const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    const std::string where = " (" + std::to_string(c.positions.size()) + (c.positions.size() == 1 ? " token, " : " tokens, ") +
-                              std::to_string(c.heads) + " heads)";
+    const std::string entry = c.entry;
+    const std::span<unsigned char> last = c.out[1].empty() ? c.out[0] : c.out[1];
     if (past_y)
       return fail({apply_status::out_of_bounds, 0, sig,
-                   "ropecheck_plugin_apply wrote past the end of y (" + std::to_string(c.y.size()) +
-                       " bytes; the guard page after it faulted, " + signal_name(sig) + ")" + where});
-    if (sig)
-      return fail({apply_status::crashed, 0, sig, "ropecheck_plugin_apply crashed with " + signal_name(sig) + where});
+                   entry + " wrote past the end of " + c.last_output + " (" + std::to_string(last.size()) +
+                       " bytes; the guard page after it faulted, " + signal_name(sig) + ")" + c.shape});
+    if (sig) return fail({apply_status::crashed, 0, sig, entry + " crashed with " + signal_name(sig) + c.shape});
     return fail({apply_status::crashed, 0, 0,
-                 "the plugin's process ended during ropecheck_plugin_apply (exit status " +
-                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "; plugin.h forbids exit)" + where});
+                 "the plugin's process ended during " + entry + " (exit status " +
+                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "; plugin.h forbids exit)" + c.shape});
   }
 };
 
@@ -258,6 +323,8 @@ child_process_door::~child_process_door() {
 }
 
 apply_outcome child_process_door::apply(const apply_call& c) { return m_->call(c); }
+bool child_process_door::has_apply_qk() const { return m_->plugin.has_apply_qk(); }
+apply_outcome child_process_door::apply_qk(const qk_call& c) { return m_->call_qk(c); }
 
 std::optional<apply_outcome> child_process_door::take_failure() {
   auto f = m_->failure;

@@ -1,5 +1,6 @@
-// tools/audit/plugin_child.hpp — how the plugin audit calls a foreign kernel's apply(): a door that
-// reports what happened instead of letting a fault in the kernel become a fault of ropecheck.
+// tools/audit/plugin_child.hpp — how the plugin audit calls a foreign kernel's apply() (and ABI 3's
+// apply_qk()): a door that reports what happened instead of letting a fault in the kernel become a fault
+// of ropecheck.
 //
 // kernel_door is the interface; in_process_door calls the loaded library directly (the tests'
 // bindings; a crash there is a crash of the caller); child_process_door calls it in a child process
@@ -49,10 +50,25 @@ struct apply_call {
   }
 };
 
+// One apply_qk() call (plugin.h ABI 3): q and q_out hold tokens * q_heads * head_dim elements of the plugin's
+// dtype, k and k_out tokens * k_heads * head_dim; one position per token.
+struct qk_call {
+  std::span<const unsigned char> q, k;
+  std::span<unsigned char> q_out, k_out;
+  std::span<const std::int64_t> positions;
+  int q_heads = 1, k_heads = 1;
+};
+
 class kernel_door {
  public:
   virtual ~kernel_door() = default;
   [[nodiscard]] virtual apply_outcome apply(const apply_call& call) = 0;
+  // The kernel exports apply_qk (ABI 3), and apply_qk(call) calls it. A door without it answers
+  // `unavailable` (its message names apply_qk).
+  [[nodiscard]] virtual bool has_apply_qk() const { return false; }
+  [[nodiscard]] virtual apply_outcome apply_qk(const qk_call&) {
+    return {apply_status::unavailable, 0, 0, "this door does not call ropecheck_plugin_apply_qk"};
+  }
   // The first failed call since the last take (nullopt: none): what a property run ran into.
   [[nodiscard]] virtual std::optional<apply_outcome> take_failure() { return std::nullopt; }
   // What the kernel behind the door accepts (plugin.h ABI 2's options; ABI 1: the defaults).
@@ -68,6 +84,13 @@ class in_process_door final : public kernel_door {
     if (rc == 0) return {};
     return {apply_status::error_code, rc, 0, "ropecheck_plugin_apply returned error code " + std::to_string(rc)};
   }
+  [[nodiscard]] bool has_apply_qk() const override { return p_.has_apply_qk(); }
+  [[nodiscard]] apply_outcome apply_qk(const qk_call& c) override {
+    const int rc = p_.apply_qk_raw(c.q.data(), c.k.data(), c.q_out.data(), c.k_out.data(), c.positions.data(),
+                                   static_cast<std::int64_t>(c.positions.size()), c.q_heads, c.k_heads);
+    if (rc == 0) return {};
+    return {apply_status::error_code, rc, 0, "ropecheck_plugin_apply_qk returned error code " + std::to_string(rc)};
+  }
 
  private:
   loaded_plugin p_;
@@ -79,9 +102,11 @@ class in_process_door final : public kernel_door {
 // apply() in a child process, so that nothing the kernel does can take ropecheck down:
 //   * the child is forked once (after the library was loaded here) and serves calls until it dies:
 //     one fork per batch of calls, not per call; x, y and the positions (every row) travel through a shared
-//     anonymous mapping, requests and replies through two pipes;
-//   * y ends exactly where a PROT_NONE guard page begins, so a write past y faults in the child
-//     (plugin_out_of_bounds: its SIGSEGV handler sees the address in the guard page);
+//     anonymous mapping, requests and replies through two pipes; an apply_qk() call is served the same
+//     way, q then k where x goes and q_out then k_out where y goes;
+//   * y (apply_qk: k_out) ends exactly where a PROT_NONE guard page begins, so a write past it faults in
+//     the child (plugin_out_of_bounds: its SIGSEGV handler sees the address in the guard page; a write
+//     past q_out lands in k_out, which the kernel then writes or leaves wrong: judged, not faulted);
 //   * a child that dies on a signal is `crashed` (the signal named) and is forked again for the next
 //     call (at most max_restarts times; then the door is unavailable);
 //   * a call that does not return within timeout_seconds kills the child (`timeout`) and closes the
@@ -96,6 +121,8 @@ class child_process_door final : public kernel_door {
   child_process_door& operator=(const child_process_door&) = delete;
 
   [[nodiscard]] apply_outcome apply(const apply_call& c) override;
+  [[nodiscard]] bool has_apply_qk() const override;
+  [[nodiscard]] apply_outcome apply_qk(const qk_call& c) override;
   [[nodiscard]] std::optional<apply_outcome> take_failure() override;
   [[nodiscard]] int forks() const;  // children forked so far
   [[nodiscard]] kernel_limits limits() const override;
