@@ -219,20 +219,77 @@ plugin_form_result run_form_judged(plugin::kernel_door& door, const judge::probe
   return f;
 }
 
-// out.findings from the forms, as every door that drives both forms merges them (ropecheck/judge/forms.hpp).
+// The qk form in `form` through apply_qk, judged as `ropecheck audit` judges a qk outputs file
+// (tools/ropecheck.cpp run_probe_outputs_audit: each side, the pair, the crossing and repeat findings).
+plugin_qk_form_result run_qk_form_judged(plugin::kernel_door& door, const judge::probe_set& queries,
+                                         const judge::qk_inputs& in, judge::call_form form, const rope_config& declared,
+                                         plugin::dtype t, const judge::audit_options& judge_options) {
+  plugin_qk_form_result f;
+  f.form = form;
+  const auto t0 = std::chrono::steady_clock::now();
+  qk_probe_run run = run_qk_form(door, queries, in, form, t);
+  (void)door.take_failure();  // already a finding of the form
+  const auto t1 = std::chrono::steady_clock::now();
+  f.seconds_probe = std::chrono::duration<double>(t1 - t0).count();
+  f.queries = std::move(run.queries);
+  f.keys = std::move(run.keys);
+  f.ran = run.ran;
+  f.call_findings = std::move(run.findings);
+  if (f.ran) {
+    judge::audit_options o = judge_options;
+    o.progress = nullptr;
+    f.judged = judge::audit_qk(f.queries, f.keys, declared, o);
+    f.seconds_judge = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  }
+  f.passed = f.ran && f.call_findings.empty() && f.judged.pass;
+  return f;
+}
+
+// out.findings from the forms, as every door that drives both forms merges them (ropecheck/judge/forms.hpp):
+// the x form's, and the qk form's (merged alike, each sentence after qk_phrase()), a failing one's first.
 void merge_form_findings(plugin_audit_result& out) {
-  std::vector<judge::form_outcome> forms;
+  std::vector<judge::form_outcome> forms, qk_forms;
   for (const plugin_form_result& f : out.forms) {
     judge::form_outcome o{f.form, f.passed, f.call_findings};
     o.findings.insert(o.findings.end(), f.judged.findings.begin(), f.judged.findings.end());
     forms.push_back(std::move(o));
   }
-  judge::merged_forms m = judge::merge_forms(forms);
-  out.findings = std::move(m.findings);
-  out.finding_forms = std::move(m.forms);
+  for (const plugin_qk_form_result& f : out.qk_forms) {
+    judge::form_outcome o{f.form, f.passed, f.call_findings};
+    o.findings.insert(o.findings.end(), f.judged.findings.begin(), f.judged.findings.end());
+    qk_forms.push_back(std::move(o));
+  }
+  const judge::merged_forms x = judge::merge_forms(forms), qk = judge::merge_forms(qk_forms);
+  // Whether a merged finding comes from a failing form ("both": from either).
+  const auto from_failing = [](const std::vector<judge::form_outcome>& f, const std::string& label) {
+    return std::any_of(f.begin(), f.end(), [&](const judge::form_outcome& o) {
+      return !o.passed && (label == "both" || label == judge::to_string(o.form));
+    });
+  };
+  out.findings.clear();
+  out.finding_forms.clear();
+  for (const bool failing : {true, false}) {
+    for (std::size_t i = 0; i < x.findings.size(); ++i)
+      if (from_failing(forms, x.forms[i]) == failing) {
+        out.findings.push_back(x.findings[i]);
+        out.finding_forms.push_back(x.forms[i]);
+      }
+    for (std::size_t i = 0; i < qk.findings.size(); ++i)
+      if (from_failing(qk_forms, qk.forms[i]) == failing) {
+        judge::finding f = qk.findings[i];
+        f.sentence = qk_phrase() + ", " + f.sentence;
+        out.findings.push_back(std::move(f));
+        out.finding_forms.push_back("qk " + qk.forms[i]);
+      }
+  }
 }
 
 }  // namespace
+
+std::string qk_phrase() {
+  return "the qk form (ropecheck_plugin_apply_qk, " + std::to_string(qk_query_heads) + " query and " +
+         std::to_string(qk_key_heads) + " key heads)";
+}
 
 plugin_audit_result audit_plugin(const std::filesystem::path& lib, const plugin_audit_options& options) {
   if (options.max_success < 1)
@@ -305,6 +362,39 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
 
   // 2. The properties (not when the kernel could not even answer the probe in both forms).
   if (options.run_properties && out.probe_ran) run_properties(out, declared, t, door, options, config);
+
+  // 3. The qk form (ABI 3's apply_qk), last: a hang in it closes the door on nothing else. Its findings join the
+  // forms' (before the properties'), the door's call findings of the properties still first.
+  if (door->has_apply_qk() && out.probe_ran) {
+    const limited_probe queries =
+        limit_probe(judge::make_probe(declared, seed, qk_query_heads), declared, door->limits());
+    const judge::qk_inputs in = judge::make_qk_inputs(queries.set, qk_key_heads);
+    for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
+      out.qk_forms.push_back(run_qk_form_judged(*door, queries.set, in, form, declared, t, options.judge));
+      out.seconds_probe += out.qk_forms.back().seconds_probe;
+      out.seconds_judge += out.qk_forms.back().seconds_judge;
+    }
+    const bool qk_passed = std::all_of(out.qk_forms.begin(), out.qk_forms.end(), [](const auto& f) { return f.passed; });
+    // The properties' findings (property_failed, a call failure during a property) after the forms' merged list.
+    std::vector<judge::finding> property_findings;
+    std::vector<std::string> property_forms;
+    for (std::size_t i = 0; i < out.findings.size(); ++i)
+      if (out.finding_forms[i].empty()) {
+        property_findings.push_back(out.findings[i]);
+        property_forms.push_back(out.finding_forms[i]);
+      }
+    merge_form_findings(out);
+    // Placed again as run_properties places them: a call failure before the first finding that is not one.
+    for (std::size_t i = 0; i < property_findings.size(); ++i) {
+      const auto at = judge::is_call_failure(property_findings[i].bug_class)
+                          ? std::find_if(out.findings.begin(), out.findings.end(),
+                                         [](const judge::finding& x) { return !judge::is_call_failure(x.bug_class); })
+                          : out.findings.end();
+      out.finding_forms.insert(out.finding_forms.begin() + (at - out.findings.begin()), property_forms[i]);
+      out.findings.insert(at, property_findings[i]);
+    }
+    out.passed = out.passed && qk_passed;
+  }
   out.exit_code = out.passed ? 0 : 1;
   return out;
 }

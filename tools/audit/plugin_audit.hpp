@@ -17,6 +17,14 @@
 //    rotations compose additively, the materialised matrix is orthogonal, the relative offset identity
 //    holds, scores are shift invariant. Each runs with RapidCheck's shrinking, so a failure comes back
 //    as a minimal counterexample with the property's own message and a string that replays it.
+// 3. The qk form (plugin.h ABI 3, docs/scores.md), when the plugin exports ropecheck_plugin_apply_qk: the probe
+//    set with qk_query_heads heads is the queries, the keys (qk_key_heads heads) and the crossing check's other
+//    inputs are judge::make_qk_inputs' draws of the same seed, and apply_qk is called in both call forms as the
+//    Python door calls a qk kernel (prefill: once, again, with other keys, with other queries; decode once).
+//    Each form is judged by judge::audit_qk (each side by judge::audit, the pair by crossed_outputs and
+//    qk_findings, the score identity) with the door's crossing and repeat findings (judge::crossing_finding,
+//    judge::repeat_call_finding), the functions `ropecheck audit` judges a qk outputs file with. It runs
+//    after the properties (a hang in apply_qk closes the door on nothing else) and only when the probe ran.
 //
 // Seed: options.seed, else RC_PARAMS="seed=N" (or options.rc_params), else ROPECHECK_SEED, else
 // the suite's fixed default (as the test suites); the probe's inputs are drawn from the same seed.
@@ -36,6 +44,7 @@
 
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/probe.hpp"
+#include "ropecheck/judge/scores.hpp"
 
 namespace ropecheck::audit {
 
@@ -87,6 +96,23 @@ struct plugin_form_result {
   double seconds_judge = 0;
 };
 
+// The qk form's head counts: query head h reads key head h / 4 (grouped-query attention, as Llama 3's 32 / 8).
+inline constexpr int qk_query_heads = 8, qk_key_heads = 2;
+
+// The qk form (apply_qk) in one call form, judged.
+struct plugin_qk_form_result {
+  judge::call_form form = judge::call_form::prefill;
+  judge::dump queries, keys;  // {positions, q, q'} and {positions, k, k'}: the inputs and apply_qk's first answer
+  judge::qk_verdict judged;   // judge::audit_qk on them (empty when !ran)
+  bool ran = false;           // apply_qk answered every call of the form's first run
+  // About the calls: the door's (plugin_crashed, ..., naming apply_qk and the run), prefill's nondeterministic
+  // (either output) and the crossing probe's qk_crossed (judge::crossing_finding).
+  std::vector<judge::finding> call_findings;
+  bool passed = false;        // ran, no call finding, judged.pass
+  double seconds_probe = 0;   // applying the form (prefill: all four runs)
+  double seconds_judge = 0;
+};
+
 struct plugin_audit_result {
   std::string plugin_path;
   std::string plugin_name;   // ropecheck_plugin_name(), or the file's stem
@@ -104,23 +130,35 @@ struct plugin_audit_result {
   // forms[0] prefill, forms[1] decode (form_result(f) picks one).
   std::vector<plugin_form_result> forms;
   bool probe_ran = false;    // the plugin answered the probe in every form (else a form is not judged)
+  // The qk form, prefill then decode; empty when the plugin does not export apply_qk (ABI 3), or the probe
+  // did not run (then nothing was asked of apply_qk).
+  std::vector<plugin_qk_form_result> qk_forms;
   // Every finding, most important first: a failing form's (prefill's first, then decode's; each its
   // calls' — judge::class_kind::call: plugin_crashed, plugin_timeout, plugin_out_of_bounds,
-  // plugin_error, nondeterministic — then its judge's in the judge's order), then a passing form's
-  // warnings, then one property_failed per failing property. A form's sentence is prefixed with its
-  // call_form_phrase ("decode calls (one token a call): ..."); a finding both forms give (same class,
-  // same sentence) is listed once, with " (both forms)".
+  // plugin_error, nondeterministic — then its judge's in the judge's order), then the qk form's when it
+  // fails, then a passing form's warnings (the qk form's after the x form's), then one property_failed per
+  // failing property. A form's sentence is prefixed with its call_form_phrase ("decode calls (one token a
+  // call): ..."), the qk form's with qk_phrase first; a finding both forms give (same class, same sentence)
+  // is listed once, with " (both forms)".
   std::vector<judge::finding> findings;
-  // Parallel to findings: "prefill", "decode", "both", or "" (a property's or a property run's call).
+  // Parallel to findings: "prefill", "decode", "both"; "qk prefill", "qk decode", "qk both"; or "" (a
+  // property's or a property run's call).
   std::vector<std::string> finding_forms;
-  bool passed = false;       // no finding of the door, both forms' judge passed, every property passed
+  bool passed = false;       // no finding of the door, both forms' judge passed (and the qk form's), every property passed
   int exit_code = 1;         // 0 passed, 1 failed
   double seconds_probe = 0;  // applying the probe in both forms (every call, the child's fork included)
   double seconds_judge = 0;  // the judge's verdicts and diagnoses on them
   [[nodiscard]] const plugin_form_result& form_result(judge::call_form f) const {
     return forms.at(f == judge::call_form::prefill ? 0 : 1);
   }
+  // The qk form in f (qk_forms must not be empty).
+  [[nodiscard]] const plugin_qk_form_result& qk_form_result(judge::call_form f) const {
+    return qk_forms.at(f == judge::call_form::prefill ? 0 : 1);
+  }
 };
+
+// "the qk form (ropecheck_plugin_apply_qk, 8 query and 2 key heads)": what the qk form's sentences begin with.
+[[nodiscard]] std::string qk_phrase();
 
 // Throws ropecheck::plugin::plugin_error (plugin_loader.hpp) when the library cannot be loaded
 // (missing file, missing symbol, ABI mismatch, invalid convention, a crash or hang while loading; the

@@ -31,6 +31,21 @@ struct probe_run {
 [[nodiscard]] probe_run run_form(plugin::kernel_door& door, const judge::probe_set& p, judge::call_form form,
                                  plugin::dtype t, bool repeat);
 
+// The qk form (plugin.h ABI 3, docs/scores.md) on the probe set q (its x are the queries, q.heads heads) and the keys
+// and other inputs of judge::make_qk_inputs(q, in.kv_heads): the form's plan (judge::plan_calls(q, form)) applied
+// through apply_qk, as python/ropecheck/_drive_qk.py and `ropecheck audit` of a qk outputs file apply it: once,
+// and in prefill three more times: again (q's outputs, then k's, must repeat bitwise: nondeterministic), with
+// the keys k_alt (q's outputs must not move) and with the queries q_alt (k's must not move:
+// judge::crossing_finding's qk_crossed).
+struct qk_probe_run {
+  judge::dump queries, keys;             // {positions, q, q'} (q.heads heads) and {positions, k, k'} (kv_heads)
+  bool ran = false;                      // the kernel answered every call of the first run
+  std::vector<judge::finding> findings;  // about the calls: the door's (naming apply_qk and the run), then
+                                         // prefill's nondeterministic and the crossing probe's qk_crossed
+};
+[[nodiscard]] qk_probe_run run_qk_form(plugin::kernel_door& door, const judge::probe_set& q, const judge::qk_inputs& in,
+                                       judge::call_form form, plugin::dtype t);
+
 // "float32", "float64", "bfloat16", "float16": the judge's names of the plugin dtypes.
 [[nodiscard]] const char* judge_dtype(plugin::dtype t) noexcept;
 

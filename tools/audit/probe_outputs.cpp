@@ -315,6 +315,13 @@ void merge(probe_outputs_report& r) {
   }
 }
 
+std::string score_identity_line(const judge::score_identity& s) {
+  return judge::fmt("  score identity: |<q'_m, k'_n> - af^2 <q_m, R(n - m) k_n>| / (af^2 |q| |k|) at most %.3g; at most %.3g of "
+                    "its allowance (m %lld, n %lld, query head %d; %lld pairs)\n",
+                    s.violation, s.worst_ratio, static_cast<long long>(s.m), static_cast<long long>(s.n), s.q_head,
+                    static_cast<long long>(s.pairs));
+}
+
 std::string probe_outputs_summary(const probe_outputs_report& r) {
   auto meta = [&](const char* k) {
     const auto it = r.metadata.find(k);
@@ -333,11 +340,7 @@ std::string probe_outputs_summary(const probe_outputs_report& r) {
     s += "\n-- the probe in " + phrase + ": the queries, judged as a dump --\n" + human_summary(f.r);
     s += "\n-- the probe in " + phrase + ": the keys, judged as a dump --\n" + human_summary(*f.keys);
     s += "\n-- the probe in " + phrase + ": queries and keys together --\n";
-    if (f.score)
-      s += judge::fmt("  score identity: |<q'_m, k'_n> - af^2 <q_m, R(n - m) k_n>| / (af^2 |q| |k|) at most %.3g; at most %.3g of "
-                      "its allowance (m %lld, n %lld, query head %d; %lld pairs)\n",
-                      f.score->violation, f.score->worst_ratio, static_cast<long long>(f.score->m),
-                      static_cast<long long>(f.score->n), f.score->q_head, static_cast<long long>(f.score->pairs));
+    if (f.score) s += score_identity_line(*f.score);
     for (const auto& x : f.pair_findings) s += judge::finding_line(x, "  ");
   }
   if (r.shift) {

@@ -105,6 +105,10 @@ struct probe_outputs_report {
 // Merges the forms' findings (judge::merge_forms) into r.merged.
 void merge(probe_outputs_report& r);
 
+// "  score identity: |<q'_m, k'_n> - af^2 <q_m, R(n - m) k_n>| / (af^2 |q| |k|) at most ...; ... (m, n, query head; pairs)\n":
+// the qk form's score identity in every door's summary (this file's, the plugin door's).
+[[nodiscard]] std::string score_identity_line(const judge::score_identity& s);
+
 [[nodiscard]] std::string probe_outputs_summary(const probe_outputs_report& r);
 [[nodiscard]] std::string probe_outputs_json(const probe_outputs_report& r);
 [[nodiscard]] std::string probe_outputs_junit(const probe_outputs_report& r);

@@ -78,6 +78,9 @@ std::optional<int> judge_plugin_first(const certify_request& q, const std::strin
   for (const auto& f : r.forms)
     forms += std::string(forms.empty() ? "" : ", ") + judge::to_string(f.form) + " calls " +
              (!f.ran ? "not judged" : f.passed ? "pass" : "FAIL");
+  for (const auto& f : r.qk_forms)  // ABI 3's apply_qk
+    forms += std::string(", the qk form's ") + judge::to_string(f.form) + " calls " +
+             (!f.ran ? "not judged" : f.passed ? "pass" : "FAIL");
   if (r.passed) {
     std::printf("the plugin door's judge on the probe (seed %llu): %s\n", static_cast<unsigned long long>(r.seed), forms.c_str());
     return std::nullopt;
