@@ -34,7 +34,7 @@ SKIP_DIRS = {"__pycache__", ".git"}
 FOREIGN_PREFIXES = (
     "transformers/", "src/transformers/", "models/", "vllm/", "ggml/", "llama.cpp/", "mlx_lm/", "mlx/", "torch/",
     "c10/", "aten/", "flash_attn/", "csrc/", "sglang/", "tensorrt_llm/", "megatron/", "fairseq/", "llama/",
-    "nanochat/", "boost/", "Eigen/", "nlohmann/", "gtest/", "rapidcheck/",
+    "nanochat/", "boost/", "Eigen/", "nlohmann/", "gtest/", "rapidcheck/", "colossalai/",
 )
 FOREIGN_NAMES = re.compile(r"^(?:modeling|configuration|tokenization|processing|image_processing)_\w+\.py$")
 # A line citing another project's file may say whose it is instead.

@@ -27,7 +27,7 @@ function(ropecheck_foreign_plugin name source expect first_class)
   set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   # Their null writes are the deliberate fault, and the door must see it as a foreign library makes it: a
   # SIGSEGV. Under the `asan` preset, UBSan's null check would report the write first and exit(1) instead.
-  if(name MATCHES "^fault_(segv|describe_segv)$")
+  if(name MATCHES "^fault_(segv|describe_segv|qk_segv)$")
     target_compile_options(${target} PRIVATE -fno-sanitize=all)
   endif()
   set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} "${name}|${expect}|${first_class}" PARENT_SCOPE)
@@ -107,6 +107,19 @@ ropecheck_foreign_plugin(bug_mrope_rows_swapped mrope_rope.cpp 1 mrope_rows_swap
 ropecheck_foreign_plugin(bug_mrope_text_positions mrope_rope.cpp 1 mrope_text_positions ${_h6_qwen_vl} BUG_MROPE_TEXT_POSITIONS)
 ropecheck_foreign_plugin(bad_mrope_position_rows mrope_rope.cpp 2 "ropecheck_convention.position_rows: 1, but the claim is M-RoPE with 3 position rows"
                          ${_h6_qwen_vl} BAD_POSITION_ROWS=1)
+# ABI 3 (plugins/qk_rope.cpp): ropecheck_plugin_apply_qk, the qk form (8 query, 2 key heads) judged after the x form
+# and the properties. apply() is right in every one of them: only the pair names the bug.
+ropecheck_foreign_plugin(qk_f32 qk_rope.cpp 0 "")
+ropecheck_foreign_plugin(bug_qk_crossed qk_rope.cpp 1 qk_crossed BUG_QK_CROSSED)
+ropecheck_foreign_plugin(bug_qk_keys_one_ahead qk_rope.cpp 1 key_positions_wrong BUG_KEYS_ONE_AHEAD)
+ropecheck_foreign_plugin(bug_qk_keys_base_10000 qk_rope.cpp 1 key_convention_wrong BUG_KEYS_BASE_10000)
+ropecheck_foreign_plugin(fault_qk_segv qk_rope.cpp 1 plugin_crashed FAULT_QK_SEGV)
+# An ABI 2 plugin writing abi = ROPECHECK_PLUGIN_ABI, rebuilt against the ABI 3 header: audited exactly as its ABI 2
+# build (abi2_llama3_cache_no_inverse; tests/audit/plugin_door_cli_test.cpp compares them).
+ropecheck_foreign_plugin(abi2_llama3_cache_rebuilt_abi3 abi2_hf_rope.cpp 0 "" ${_h4_llama} NO_INVERSE ABI_FROM_HEADER)
+# apply_qk takes one position per token: an M-RoPE claim exporting it is refused, naming position_rows.
+ropecheck_foreign_plugin(bad_mrope_apply_qk mrope_rope.cpp 2 "ropecheck_convention.position_rows: 3 rows, but ropecheck_plugin_apply_qk takes one position per token"
+                         ${_h6_qwen_vl} BAD_APPLY_QK)
 set(ROPECHECK_FOREIGN_PLUGINS ${ROPECHECK_FOREIGN_PLUGINS} CACHE INTERNAL "example plugins: name|exit|first class")
 
 # The plugin audit's outputs (summary, JSON, JUnit) are the command line's: the json header stays there.

@@ -22,6 +22,9 @@
 //   BUG_NO_ATTENTION_FACTOR      (LONGROPE) cos/sin not multiplied by the attention factor
 //   NO_INVERSE                   (LLAMA3_CACHE) supports_inverse 0 (correct: the audit skips the
 //                                inverse property and says so)
+//   ABI_FROM_HEADER              writes abi = ROPECHECK_PLUGIN_ABI instead of 2: this ABI 2 plugin rebuilt
+//                                against the ABI 3 header declares 3, and must be audited exactly as before
+//                                (plugin.h: ABI 3 adds no field)
 // Bad declarations (cannot be loaded: exit 2, the field named):
 //   BAD_MAX_POSITION=n           (LLAMA3_CACHE) declares max_position n (below the probe's 0..63)
 //   (ROPECHECK_CONFIG_PATH a relative name of a missing file: resolved beside the .so, unreadable)
@@ -105,7 +108,11 @@ const cos_sin& cache() {
 
 ROPECHECK_EXPORT int ropecheck_plugin_describe(ropecheck_convention* out) {
   if (!out) return 1;
+#ifdef ABI_FROM_HEADER
+  out->abi = ROPECHECK_PLUGIN_ABI;
+#else
   out->abi = 2;
+#endif
   out->dtype = ROPECHECK_DTYPE_F32;
   out->config_path = ROPECHECK_CONFIG_PATH;  // the claim; the flat fields are left 0 (not read)
   out->layer = -1;

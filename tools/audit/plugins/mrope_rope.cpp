@@ -19,6 +19,7 @@
 //                              RoPE at the temporal position, right on text tokens only)
 // Bad declarations (cannot be loaded: exit 2, the field named):
 //   BAD_POSITION_ROWS=n        declares position_rows n (the claim has 3)
+//   BAD_APPLY_QK               declares ABI 3 and exports apply_qk, which takes one position per token
 #include <cmath>
 #include <cstdint>
 
@@ -59,7 +60,11 @@ float inv_freq(int i) {
 
 ROPECHECK_EXPORT int ropecheck_plugin_describe(ropecheck_convention* out) {
   if (!out) return 1;
+#ifdef BAD_APPLY_QK
+  out->abi = 3;
+#else
   out->abi = 2;
+#endif
   out->head_dim = head_dim;  // a guard: must equal the config's
   out->dtype = ROPECHECK_DTYPE_F32;
   out->config_path = ROPECHECK_CONFIG_PATH;  // the claim; the flat fields are left 0 (not read)
@@ -102,5 +107,12 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply2(const void* xv, void* yv, const int
   }
   return 0;
 }
+
+#ifdef BAD_APPLY_QK
+ROPECHECK_EXPORT int ropecheck_plugin_apply_qk(const void*, const void*, void*, void*, const int64_t*, int64_t, int32_t,
+                                               int32_t) {
+  return 1;  // never called: the loader refuses the plugin
+}
+#endif
 
 ROPECHECK_EXPORT const char* ropecheck_plugin_name(void) { return ROPECHECK_FOREIGN_NAME; }
