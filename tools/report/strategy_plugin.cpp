@@ -121,7 +121,10 @@ ROPECHECK_EXPORT int ropecheck_plugin_describe(struct ropecheck_convention* out)
   if (!c) return 1;
   const rope_config& f = c->cfg;
   if (f.scaling == scaling_kind::longrope || !f.truncate || f.mscale || f.mscale_all_dim) return 2;
-  out->abi = ROPECHECK_PLUGIN_ABI;
+  // The ABI this code was written for (the flat fields, every position and inverse accepted), not the header's:
+  // ROPECHECK_PLUGIN_ABI would declare 2 or 3 with ABI 2's fields zero, i.e. no negative positions and no
+  // inverse, and the audit would skip the inverse property (plugin.h, "ABI 3 adds NO field").
+  out->abi = 1;
   out->head_dim = f.head_dim;
   out->rotary_dim = f.rotary_dim;
   out->base = f.base;
