@@ -2,7 +2,8 @@
 source tree: a copy of python/ is installed with `--target` into a temporary folder, and pytest, run in a
 subprocess whose sys.path has that folder but not the source tree's python/, gets the `ropecheck` fixture from
 the installed entry point (pytest11) without `-p` — and with `-p ropecheck.pytest` or a conftest's pytest_plugins
-too, without registering it twice — and a check through it fails a buggy kernel with its class.
+too, without registering it twice — and a check through it fails a buggy kernel with its class; `ropecheck.capture`
+is imported from the installed copy.
 Assumes pip (Debian's python3-pip is not required: skipped with the reason when `python3 -m pip` is absent).
 """
 
@@ -36,6 +37,14 @@ def test_installed_from(ropecheck):
 
 def test_buggy(ropecheck):
     ropecheck.assert_conforms(plain_style.make("buggy", base=10000.0), config="config.json", dtype=torch.bfloat16)
+
+
+def test_capture_is_a_module_of_the_installed_copy():
+    import ropecheck.capture
+    from ropecheck import capture
+    assert capture is ropecheck.capture
+    assert capture.__file__.startswith({target!r}), capture.__file__
+    assert issubclass(capture.CaptureError, ropecheck.RopecheckError)
 '''
 
 
@@ -55,6 +64,7 @@ def test_pip_install_registers_the_plugin(tmp_path):
                           "--quiet", "--target", str(target), str(source)], capture_output=True, text=True)
     assert pip.returncode == 0, f"pip install failed ({pip.returncode}):\n{pip.stdout}\n{pip.stderr}"
     assert (target / "ropecheck" / "check.py").is_file(), sorted(p.name for p in target.iterdir())
+    assert (target / "ropecheck" / "capture.py").is_file(), sorted(p.name for p in (target / "ropecheck").iterdir())
     assert any(p.name.startswith("ropecheck-0.1.0") and p.name.endswith(".dist-info") for p in target.iterdir())
 
     work = tmp_path / "project"
@@ -73,5 +83,5 @@ def test_pip_install_registers_the_plugin(tmp_path):
         assert "fixture 'ropecheck' not found" not in out, f"the installed entry point gave no fixture:\n{out}"
         assert "already registered" not in out, f"the plugin was registered twice:\n{out}"
         assert run.returncode == 1, f"pytest exited {run.returncode}, expected 1 (one failure):\n{out}"
-        assert "1 failed, 1 passed" in out, out
+        assert "1 failed, 2 passed" in out, out
         assert "[base_wrong]" in out, f"the failure does not name base_wrong:\n{out}"
