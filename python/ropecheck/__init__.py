@@ -10,15 +10,16 @@
 PATH or a source checkout's build tree) and returns its Verdict; `check_qk` does the same for a kernel rotating
 queries and keys together (the probe's qk form), `check_attention` for an attention kernel applying RoPE inside
 (the probe's attention form: the scores read back from its output); `audit` judges a dump file; `ropecheck.adapters`
-bridges transformers, vLLM and flash-attn calling conventions; `ropecheck.pytest` is a pytest plugin.
-Importing the package does not import torch: that happens when a check runs or adapters are used.
+bridges transformers, vLLM and flash-attn calling conventions; `ropecheck.capture` records what a running model's
+RoPE did as dumps `audit` judges (docs/capture.md); `ropecheck.pytest` is a pytest plugin.
+Importing the package does not import torch: that happens when a check runs or adapters or the capture are used.
 """
 
 import importlib
 
 from .check import (assert_attention_conforms, assert_conforms, assert_qk_conforms, audit, check, check_attention,
                     check_qk)
-from .errors import (BinaryNotFound, ClaimError, InputMutatedError, KernelError, KernelOutputError,
+from .errors import (BinaryNotFound, CaptureError, ClaimError, InputMutatedError, KernelError, KernelOutputError,
                      RopecheckError)
 from .verdict import Finding, Verdict
 
@@ -27,11 +28,12 @@ __version__ = "0.1.0"
 __all__ = ["check", "assert_conforms", "check_qk", "assert_qk_conforms", "check_attention", "assert_attention_conforms",
            "audit", "Verdict", "Finding",
            "RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError",
-           "adapters", "__version__"]
+           "CaptureError", "adapters", "capture", "__version__"]
 
 
 def __getattr__(name):
-    """`ropecheck.adapters` (and `ropecheck.pytest`) without an explicit import, loaded on first use."""
-    if name in ("adapters", "pytest"):
+    """`ropecheck.adapters`, `ropecheck.capture` (and `ropecheck.pytest`) without an explicit import, loaded on first
+    use (adapters and capture import torch)."""
+    if name in ("adapters", "capture", "pytest"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ropecheck' has no attribute {name!r}")

@@ -30,4 +30,10 @@ class InputMutatedError(RopecheckError):
     """The kernel changed x or positions in place although its adapter promises to leave them alone."""
 
 
-__all__ = ["RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError"]
+class CaptureError(RopecheckError, RuntimeError):
+    """ropecheck.capture cannot make the capture as asked; the message says what to pass. (A RuntimeError too, as
+    it was when the capture lived in tools/dump/ropecheck_capture.py.)"""
+
+
+__all__ = ["RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError",
+           "CaptureError"]

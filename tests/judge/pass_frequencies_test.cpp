@@ -46,7 +46,7 @@ TEST(Diagnose, InvFreqInBf16) {
 
 // The same bug on a short dense prompt (positions 0..299, base 10000, head_dim 64: what
 // `model.to(torch.bfloat16)` does to HF's non-persistent inv_freq buffer, captured by
-// tools/dump/ropecheck_capture.py). Every angle is within 0.1 rad of its claimed value there (0.035
+// python/ropecheck/capture.py). Every angle is within 0.1 rad of its claimed value there (0.035
 // rad at most), so the positions "explain" the tokens and the frequency fit must still be asked
 // before anything is called unexplained.
 TEST(Diagnose, InvFreqInBf16OnAShortDensePrompt) {

@@ -55,3 +55,4 @@ ropecheck_python_test(scores_dump 120)      # `ropecheck audit --scores` on eage
 ropecheck_python_test(drive_attention 60)  # the attention driver on a probe built in Python: the outputs file, errors
 ropecheck_python_test(adapters_attention 60)  # eager_attention and flash_attn_kvcache call the wrapped code as engines do
 ropecheck_python_test(attention 300)       # check_attention(): correct attention kernels pass, each bug named first
+ropecheck_python_test(capture_scores 300)  # ropecheck.capture.capture_scores on a toy Llama: correct pass, bugs named

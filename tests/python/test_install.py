@@ -2,7 +2,9 @@
 source tree: a copy of python/ is installed with `--target` into a temporary folder, and pytest, run in a
 subprocess whose sys.path has that folder but not the source tree's python/, gets the `ropecheck` fixture from
 the installed entry point (pytest11) without `-p` — and with `-p ropecheck.pytest` or a conftest's pytest_plugins
-too, without registering it twice — and a check through it fails a buggy kernel with its class.
+too, without registering it twice — and a check through it fails a buggy kernel with its class; `ropecheck.capture`
+is imported from the installed copy, and a toy model (toys/llama_eager.py) captured at the score with it is judged
+passing (weights torch.manual_seed(0), tokens Generator().manual_seed(1)).
 Assumes pip (Debian's python3-pip is not required: skipped with the reason when `python3 -m pip` is absent).
 """
 
@@ -36,6 +38,26 @@ def test_installed_from(ropecheck):
 
 def test_buggy(ropecheck):
     ropecheck.assert_conforms(plain_style.make("buggy", base=10000.0), config="config.json", dtype=torch.bfloat16)
+
+
+def test_capture_is_a_module_of_the_installed_copy():
+    import ropecheck.capture
+    from ropecheck import capture
+    assert capture is ropecheck.capture
+    assert capture.__file__.startswith({target!r}), capture.__file__
+    assert issubclass(capture.CaptureError, ropecheck.RopecheckError)
+
+
+def test_capture_at_the_score_and_judge_from_the_installed_copy(tmp_path):
+    import llama_eager
+    from ropecheck.capture import capture_scores
+    model = llama_eager.build(torch.bfloat16, seed=0)
+    with capture_scores(llama_eager, "apply_rotary_pos_emb", out=tmp_path, model=model, quiet=True) as cap:
+        llama_eager.generate(model, prompt=16, steps=1, seed=1)
+    assert len(cap.files) == 4
+    for f in cap.files:
+        v = ropecheck.audit(tmp_path / f["file"], config=tmp_path / "config.json", layer=f["layer"], scores=True)
+        assert v.passed, str(v)
 '''
 
 
@@ -55,6 +77,7 @@ def test_pip_install_registers_the_plugin(tmp_path):
                           "--quiet", "--target", str(target), str(source)], capture_output=True, text=True)
     assert pip.returncode == 0, f"pip install failed ({pip.returncode}):\n{pip.stdout}\n{pip.stderr}"
     assert (target / "ropecheck" / "check.py").is_file(), sorted(p.name for p in target.iterdir())
+    assert (target / "ropecheck" / "capture.py").is_file(), sorted(p.name for p in (target / "ropecheck").iterdir())
     assert any(p.name.startswith("ropecheck-0.1.0") and p.name.endswith(".dist-info") for p in target.iterdir())
 
     work = tmp_path / "project"
@@ -73,5 +96,5 @@ def test_pip_install_registers_the_plugin(tmp_path):
         assert "fixture 'ropecheck' not found" not in out, f"the installed entry point gave no fixture:\n{out}"
         assert "already registered" not in out, f"the plugin was registered twice:\n{out}"
         assert run.returncode == 1, f"pytest exited {run.returncode}, expected 1 (one failure):\n{out}"
-        assert "1 failed, 1 passed" in out, out
+        assert "1 failed, 3 passed" in out, out
         assert "[base_wrong]" in out, f"the failure does not name base_wrong:\n{out}"

@@ -1,4 +1,4 @@
-# tests/torch/capture.cmake — tools/dump/ropecheck_capture.py end to end (label torch). Each case runs a
+# tests/torch/capture.cmake — ropecheck.capture (python/ropecheck/capture.py) end to end (label torch). Each case runs a
 # toy model of tests/torch/capture/ (toy_hf.py: transformers' apply_rotary_pos_emb convention;
 # toy_vllm.py: vLLM's RotaryEmbedding.forward(positions, query, key)) under the capture, prefill of
 # 300 tokens then 2 decode steps, two layers, q and k: 12 files. Every captured file is audited with

@@ -1,5 +1,5 @@
 """tools/dump/dump_common.py: what the torch dump scripts (torch_rope_dump.py, torch_family_dump.py,
-torch_vllm_dump.py, torch_mrope_dump.py) share, and the safetensors writer ropecheck_capture.py uses:
+torch_vllm_dump.py, torch_mrope_dump.py) share:
 
   DTYPES, write_safetensors, write_npy_dir   the dtypes and the writers of the format `ropecheck audit` reads
   add_output_options                         --seed, --format, --no-cache, --out, --self-check

@@ -16,11 +16,11 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "dump"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))  # the package: ropecheck.capture
 
 import toy_hf  # noqa: E402
 import toy_vllm  # noqa: E402
-from ropecheck_capture import ropecheck_capture  # noqa: E402
+from ropecheck.capture import ropecheck_capture  # noqa: E402
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Unit tests of tools/dump/ropecheck_capture.py (unittest, stdlib + torch + numpy):
+"""Unit tests of ropecheck.capture (python/ropecheck/capture.py; unittest, stdlib + torch + numpy), and of the
+shim tools/dump/ropecheck_capture.py that re-exports it:
   /usr/bin/python3 tests/torch/capture/test_capture.py -v
 The toys are deterministic (torch.manual_seed(0) weights, generator seed 1 inputs; printed)."""
 
@@ -16,11 +17,11 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "dump"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "python"))  # the package: ropecheck.capture
 
 import toy_hf  # noqa: E402
 import toy_vllm  # noqa: E402
-from ropecheck_capture import CaptureError, ropecheck_capture  # noqa: E402
+from ropecheck.capture import CaptureError, ropecheck_capture  # noqa: E402
 
 NP = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32, "F64": np.float64}
 
@@ -335,6 +336,19 @@ class Capture(unittest.TestCase):
         self.assertEqual(f["positions_shape"], [3, 5])
         t, _ = read_safetensors(os.path.join(self.out, f["file"]))
         self.assertTrue(torch.equal(t["positions"], pid[:, 0, :]))
+
+
+class Shim(unittest.TestCase):
+    def test_the_tools_dump_shim_gives_the_package_module_s_objects(self):
+        import ropecheck.capture
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "dump"))
+        try:
+            import ropecheck_capture as shim
+        finally:
+            sys.path.pop(0)
+        self.assertIs(shim.ropecheck_capture, ropecheck.capture.ropecheck_capture)
+        self.assertIs(shim.CaptureError, ropecheck.capture.CaptureError)
+        self.assertTrue(issubclass(shim.CaptureError, RuntimeError))  # as before the move
 
 
 if __name__ == "__main__":
