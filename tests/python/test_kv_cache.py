@@ -130,12 +130,20 @@ def test_a_kv_cache_bug_is_named_first_in_its_form(ropecheck, bug, dtype):
         assert "after a context shift of -32" in v.findings[0].sentence, _explain(v)
 
 
-def test_the_dynamic_base_bug_names_the_keys_base(ropecheck):
-    """The stale keys' base is said: the claim's rule at a length up to max_position_embeddings is no scaling."""
+@pytest.mark.parametrize("dtype, said", [
+    pytest.param(F32, "no scaling is applied although the claim has dynamic scaling", id="float32"),
+    pytest.param(BF16, "rope_theta unscaled, the base of a sequence of at most 4096 tokens", id="bfloat16"),
+])
+def test_the_dynamic_base_bug_names_the_keys_base(ropecheck, dtype, said):
+    """The stale keys' base is said: they were written at the first decode call's length (1 token), whose dynamic
+    base is rope_theta unscaled, the base of every length up to 4096. The first failing group (length 4097) says it
+    as no scaling (float32), or fits rope_theta ~9995 under the claim's rule and says that is the unscaled base
+    (bfloat16, judge/src/pass_frequencies.cpp dynamic_effective_base)."""
     fn = kv_cache.CachedQK(kv_cache.dynamic_qk(DYNAMIC), "cached(dynamic_qk)", stale_dynamic_base=True)
-    v = ropecheck.check_qk(fn, config=DYNAMIC, dtype=F32, heads=HEADS, kv_heads=KV_HEADS)
-    keys = [f for f in v.findings if f.form == "decode" and "keys: " in f.sentence]
-    assert keys and any(f.bug_class in ("base_wrong", "scaling_wrong") for f in keys), _explain(v)
+    v = ropecheck.check_qk(fn, config=DYNAMIC, dtype=dtype, heads=HEADS, kv_heads=KV_HEADS)
+    first = v.findings[0]
+    assert first.bug_class == "key_convention_wrong" and first.form == "decode", _explain(v)
+    assert said in first.sentence, _explain(v)
 
 
 # (c) Bad K-shifts and caches.
