@@ -19,6 +19,7 @@ The KV cache is part of the probe (docs/python.md, "The KV cache"):
   the renumbered positions (shift.token, shift.positions, shift.k_out, __metadata__ shift_delta).
 """
 
+import json
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -182,6 +183,20 @@ class _ShiftCall:
                 f"keys, positions {lo}..{hi} (the first {SHIFT_KEEP} kept, the next {SHIFT_DISCARD} evicted)")
 
 
+def _per_call_rule(meta: Dict[str, str]) -> bool:
+    """The probe's claim recomputes its frequencies for each call's length (transformers' reading of dynamic NTK or
+    LongRoPE: its convention says the scaling, and its claim_args do not say --engine vllm, which reads either
+    once per engine)."""
+    convention = meta.get("convention", "")
+    if "scaling dynamic" not in convention and "scaling longrope" not in convention:
+        return False
+    try:
+        args = json.loads(meta.get("claim_args", "[]"))
+    except ValueError:
+        args = []
+    return not any(a == "--engine" and b == "vllm" for a, b in zip(args, args[1:]))
+
+
 def shift_tokens(positions: np.ndarray) -> Tuple[np.ndarray, int]:
     """(the probe tokens the context shift renumbers, delta): the tokens at positions from SHIFT_KEEP +
     SHIFT_DISCARD on (the kept tail), delta = -SHIFT_DISCARD. positions: the probe's token positions [T]."""
@@ -242,7 +257,8 @@ def drive_qk(fn: Callable, probe_path: str, outputs_path: str, device: torch.dev
 
     Assumes the probe file was written by the same ropecheck's `probe --form qk`. Returns ({"forms", "tokens",
     "dtype", "calls", "notes", "heads", "kv_heads"}, seconds spent in the calls). Raises KernelError,
-    KernelOutputError, InputMutatedError, ClaimError (kv_shift with more than one row of positions).
+    KernelOutputError, InputMutatedError, ClaimError (kv_shift with more than one row of positions, or under a
+    rule recomputed per call's length).
     """
     tensors, meta, declared = read_probe(probe_path, "qk")
     tokens, heads, kv_heads = _shapes(tensors, probe_path)
@@ -254,6 +270,13 @@ def drive_qk(fn: Callable, probe_path: str, outputs_path: str, device: torch.dev
         raise ClaimError(f"kv_shift: the claim's probe has {positions.shape[0]} rows of positions (M-RoPE); the "
                          "context shift is judged on one row of positions only: check it without kv_shift")
     positions = positions.reshape(-1)[:tokens]
+    if kv_shift is not None and _per_call_rule(meta):
+        raise ClaimError("kv_shift: the claim's frequencies depend on each call's length (dynamic NTK's base, LongRoPE's "
+                         "short or long factors, recomputed per call as transformers' dynamic_rope_update does): the "
+                         "cached keys of calls of different lengths carry different frequencies, and no one rule "
+                         "re-rotates them all, so the shift would be judged against a guess; check the context shift "
+                         "under a claim with fixed frequencies (claim={'engine': 'vllm'} reads both rules once per "
+                         "engine) or without kv_shift")
     plans = [_Plan(f, tensors, tokens, device, declared) for f in FORMS]
     outputs: Dict[str, Tuple[str, np.ndarray]] = {}
     notes: List[str] = []

@@ -285,7 +285,7 @@ def check_qk(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", he
     key_convention_wrong). ropecheck.adapters.kv_shift(rotate) makes one of a one-tensor RoPE.
 
     The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, kv_shift with
-    M-RoPE), KernelError / KernelOutputError / InputMutatedError (the kernel, its cache, kv_shift) and
+    M-RoPE or with a rule recomputed per call's length), KernelError / KernelOutputError / InputMutatedError (the kernel, its cache, kv_shift) and
     BinaryNotFound.
     """
     __tracebackhide__ = True

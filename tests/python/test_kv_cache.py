@@ -192,6 +192,15 @@ def test_a_kv_shift_that_is_not_callable_is_refused(tmp_path):
     assert "kv_shift= takes a callable" in str(ei.value), str(ei.value)
 
 
+def test_kv_shift_under_a_per_call_length_rule_is_refused_not_guessed(tmp_path):
+    """Dynamic NTK's cached keys carry the bases of the calls that wrote them: no one K-shift rule is claimed."""
+    fn = kv_cache.CachedQK(kv_cache.dynamic_qk(DYNAMIC), "cached(dynamic_qk)")
+    with pytest.raises(rc.ClaimError) as ei:
+        rc.check_qk(fn, config=DYNAMIC, dtype=F32, heads=HEADS, kv_heads=KV_HEADS, seed=SEED, dump_dir=tmp_path,
+                    kv_shift=kv_cache.shift_not_rerotated)
+    assert "depend on each call's length" in str(ei.value) and "claim={'engine': 'vllm'}" in str(ei.value), str(ei.value)
+
+
 def test_a_cache_without_read_keys_is_refused(tmp_path):
     class ResetOnly:
         def reset(self):
