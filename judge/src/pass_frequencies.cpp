@@ -69,6 +69,24 @@ double dynamic_length(const frame& F, double b) {
   return L * (std::pow(b / cl.base, (dd - 2) / dd) + s - 1) / s;
 }
 
+// Under a dynamic NTK claim at a length past max_position_embeddings, what a fitted rope_theta b means: the
+// effective base it gives at this length, the claim's, and the length whose dynamic base that is (HF's
+// _compute_dynamic_ntk_parameters scales every base by one factor at a given length); "" under any other claim.
+// A key cached under an earlier, shorter call's base reads here as rope_theta below the claim's.
+std::string dynamic_effective_base(const frame& F, double b) {
+  const rope_config& cl = F.c.claimed;
+  const double L = static_cast<double>(cl.max_position_embeddings), n = static_cast<double>(F.c.seq_len);
+  if (cl.scaling != scaling_kind::dynamic_ntk || !(n > L) || !(L > 0)) return {};
+  const double dd = static_cast<double>(F.e.P.rd), s = cl.factor;
+  const double scale = std::pow(s * n / L - (s - 1), dd / (dd - 2));
+  const double eff = b * scale, len = dynamic_length(F, eff);
+  const std::string whose = len < L + 0.5 ? fmt("rope_theta unscaled, the base of a sequence of at most %lld tokens",
+                                               static_cast<long long>(cl.max_position_embeddings))
+                                           : fmt("the dynamic base of a sequence of ~%.0f tokens", len);
+  return fmt(" (under the claim's dynamic NTK at length %lld that is an effective base %.7g where the claim's is %.7g: %s)",
+             static_cast<long long>(F.c.seq_len), eff, cl.base * scale, whose.c_str());
+}
+
 // Scan bases 10^2..10^9 (the claimed scaling kept), refine the best, accept it when its residual is
 // small and no base more than 1% away comes within 3x of it.
 bool scan_base(const frame& F) {
@@ -119,8 +137,8 @@ bool scan_base(const frame& F) {
   add(F.c.v, classes::base_wrong,
       fmt("base is %.10g not %.10g: scanning bases 1e2..1e9 against the wrapped angles of %zu tokens x %d "
           "bands, base %.6g leaves a median residual of %.2g rad and no base 1%% or more away comes within "
-          "%.2g rad",
-          shown, claimed.base, F.sample.size(), ub, b0, r0, rival),
+          "%.2g rad%s",
+          shown, claimed.base, F.sample.size(), ub, b0, r0, rival, dynamic_effective_base(F, b0).c_str()),
       0.85);
   return true;
 }

@@ -451,4 +451,51 @@ def flash_attn_kvcache(flash_attn_with_kvcache: Callable, rotary_cos, rotary_sin
                  "or v", last)
 
 
-__all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn", "eager_attention", "flash_attn_kvcache"]
+KV_SHIFT_LAYOUTS = ("half_split", "interleaved")
+
+
+def kv_shift(rotate: Callable, *, layout: Optional[str] = None) -> Callable:
+    """The engine's K-shift for check_qk(kv_shift=...), made of a one-tensor RoPE rotate(x, positions) -> y.
+
+    kv_shift(k_cached, positions, delta) returns rotate(k_cached, delta at every row): keys rotated at n, rotated
+    again by delta, are at n + delta (R(delta) R(n) = R(n + delta)). That is llama.cpp's K-shift
+    (src/llama-kv-cache.cpp, build_rope_shift: ggml_rope_ext over the cached K with each cell's shift as its
+    position); transformers' SinkCache (src/transformers/cache_utils.py, _get_rerotation_cos_sin) forms the same
+    rotation as the cos/sin of the difference of the old and new angles. The rounding is the engines': the rotated
+    keys are rounded to the cache's dtype twice, once when written and once when shifted.
+
+    rotate gets positions int64 [n], all delta, which is negative for a context shift. A rotate that cannot take
+    a negative position (a cos/sin table indexed by position, as vLLM's cos_sin_cache) needs `layout`
+    ("half_split" or "interleaved"): a negative delta is then applied as F R(-delta) F, F negating the second
+    coordinate of each rotary pair (x[d/2:] of the half-split layout, x[1::2] of the interleaved one), which is
+    R(delta); the reflection assumes rotary_dim = head_dim. rotate applies its rule's attention factor (YaRN's
+    mscale) again on every call, and the cached keys already carry it: give a rotate without it.
+    """
+    if not callable(rotate):
+        raise RopecheckError(f"kv_shift(rotate): rotate is a callable rotate(x, positions) -> y; got "
+                             f"{type(rotate).__name__}")
+    if layout is not None and layout not in KV_SHIFT_LAYOUTS:
+        raise RopecheckError(f"kv_shift(rotate, layout={layout!r}): the layouts are {', '.join(KV_SHIFT_LAYOUTS)}")
+
+    def reflect(x):
+        y = x.clone()
+        if layout == "interleaved":
+            y[..., 1::2] = -y[..., 1::2]
+        else:
+            y[..., x.shape[-1] // 2:] = -y[..., x.shape[-1] // 2:]
+        return y
+
+    def shift(k_cached, positions, delta):
+        d = int(delta)
+        if layout is None or d >= 0:
+            return rotate(k_cached, torch.full_like(positions, d))
+        out = rotate(reflect(k_cached), torch.full_like(positions, -d))
+        return None if out is None else reflect(out)
+
+    return _mark(shift, "kv_shift", f"kv_shift({_name(rotate)})",
+                 "rotate(k_cached, positions all delta) returns a new tensor of k_cached's shape and dtype, the keys "
+                 "rotated by delta" + ("" if layout is None else f" (a negative delta by reflection, {layout})"))
+
+
+__all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn", "eager_attention", "flash_attn_kvcache",
+           "kv_shift"]

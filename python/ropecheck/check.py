@@ -188,7 +188,7 @@ FORM_KERNELS = {"x": ("check()", "fn(x, positions) -> y"),
 
 
 def _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position, dump_dir,
-           claim, form="x", kv_heads=None, value_dim=None) -> Verdict:
+           claim, form="x", kv_heads=None, value_dim=None, kv_shift=None) -> Verdict:
     """check() (form "x"), check_qk() (the qk form: fn(q, k, positions), kv_heads key heads) or check_attention()
     (the attention form: fn(q, k, v, q_positions, k_positions), kv_heads key heads, value_dim values or the
     probe's default): the probe, the calls and the judge, which the three share but for the probe's form and the
@@ -199,6 +199,11 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     outer = fn
     if form != "x":
         fn = _form_callable(fn, form)
+    cache = _kernel_cache(fn, outer) if form == "qk" else None
+    if kv_shift is not None and not callable(kv_shift):
+        raise RopecheckError(f"kv_shift= takes a callable kv_shift(k_cached, positions, delta) -> k_shifted (the "
+                             f"engine's K-shift; ropecheck.adapters.kv_shift(rotate) makes one); got "
+                             f"{type(kv_shift).__name__}")
     name = dtype_name(dtype)
     judge_flags = _judge_flags(reference, strict)
     dev = _device(device)
@@ -234,7 +239,8 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
         from ._drive_attention import drive_attention as drive
     else:
         drive = _drive.drive
-    info, _ = drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter)
+    extra = {"cache": cache, "kv_shift": kv_shift} if form == "qk" else {}
+    info, _ = drive(fn, str(probe_path), str(outputs_path), dev, kernel=kernel, adapter=adapter, **extra)
     t2 = time.perf_counter()
     probe_meta_args = _probe_claim_args(probe_path) or claim_args
     data, text = _judge([str(outputs_path), *probe_meta_args, *judge_flags], where / "verdict.json",
@@ -256,7 +262,7 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
 
 def check_qk(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", heads=8, kv_heads=2, layer=None,
              part=None, reference="exact", strict=False, seed=None, max_position=None, dump_dir=None,
-             claim=None) -> Verdict:
+             claim=None, kv_shift=None) -> Verdict:
     """Check a kernel rotating queries and keys together, `fn(q, k, positions) -> (q_out, k_out)`, against the
     claimed convention; returns the Verdict.
 
@@ -267,15 +273,26 @@ def check_qk(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", he
     vllm, plain, inplace) is checked through that attribute. Each side is judged as check() judges one tensor, and
     the pair for what only the pair shows: qk_crossed (one tensor's outputs depend on the other's inputs: prefill
     runs again with other keys and with other queries, and must not move), key_positions_wrong and
-    key_convention_wrong (the queries right, the keys at other positions or by another rule). The other arguments
-    are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads), KernelError / KernelOutputError /
-    InputMutatedError (the kernel) and BinaryNotFound.
+    key_convention_wrong (the queries right, the keys at other positions or by another rule).
+
+    The KV cache (docs/python.md, "The KV cache"): a kernel that writes its keys into its own cache carries
+    `ropecheck_cache`, an object with reset() (empty the cache) and read_keys(positions) -> the keys it holds at
+    those positions [n, kv_heads, head_dim] in k's dtype; its call may return (q_out, None), and the keys judged are
+    read back from the cache (a decode call's after every later call has run). kv_shift, the engine's K-shift
+    `kv_shift(k_cached, positions, delta) -> k_shifted`, re-rotates the kernel's prefill keys of the tokens after
+    an evicted span to positions + delta (delta -32: llama.cpp's context shift, transformers' SinkCache); they are
+    judged at the renumbered positions (a shift that left them is key_positions_wrong, another rule
+    key_convention_wrong). ropecheck.adapters.kv_shift(rotate) makes one of a one-tensor RoPE.
+
+    The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, kv_shift with
+    M-RoPE or with a rule recomputed per call's length), KernelError / KernelOutputError / InputMutatedError (the kernel, its cache, kv_shift) and
+    BinaryNotFound.
     """
     __tracebackhide__ = True
     try:
         heads, kv_heads = _qk_heads(heads, kv_heads)
         return _check(fn, config, preset, dtype, device, layer, part, reference, strict, seed, heads, max_position,
-                      dump_dir, claim, form="qk", kv_heads=kv_heads)
+                      dump_dir, claim, form="qk", kv_heads=kv_heads, kv_shift=kv_shift)
     except RopecheckError as e:
         raise e.with_traceback(None) from None
 
@@ -342,6 +359,23 @@ def _form_callable(fn, form):
         raise RopecheckError(f"{type(fn).__name__}.ropecheck_{form} is {type(kernel).__name__}, not a callable "
                              f"{FORM_KERNELS[form][1].replace('fn', '', 1)}")
     return kernel
+
+
+def _kernel_cache(fn, outer):
+    """The kernel's own KV cache: `ropecheck_cache` of the qk callable or of the object given (None: none), with
+    callable reset and read_keys, else RopecheckError saying the protocol."""
+    cache = getattr(fn, "ropecheck_cache", None)
+    if cache is None:
+        cache = getattr(outer, "ropecheck_cache", None)
+    if cache is None:
+        return None
+    missing = [m for m in ("reset", "read_keys") if not callable(getattr(cache, m, None))]
+    if missing:
+        raise RopecheckError(f"{type(outer).__name__}.ropecheck_cache ({type(cache).__name__}) has no callable "
+                             f"{' or '.join(missing)}: a kernel's cache gives reset() (empty it) and "
+                             "read_keys(positions) -> the keys it holds at those positions [n, kv_heads, head_dim] "
+                             "(docs/python.md, The KV cache)")
+    return cache
 
 
 def _qk_heads(heads, kv_heads):

@@ -349,6 +349,9 @@ TEST_F(ProbeOutputs, shifted_keys_read_with_their_delta_and_each_missing_part_is
   EXPECT_EQ(c.shift->delta, -32);
   EXPECT_EQ(c.shift->positions.size(), 10u);
   EXPECT_EQ(c.shift->k, c.shift->k_out);  // the identity kernel's shift leaves the raw keys
+  // The keys judged as a dump do not call the shift's tensors foreign to the dump contract: they are the file's.
+  const audit::loaded_dump keys = audit::load_dump(write(with_shift(identity_qk_outputs(), 10), meta), {}, "prefill.k_out", "k");
+  for (const std::string& note : keys.notes) EXPECT_EQ(note.find("shift."), std::string::npos) << note;
   expect_rejected(write(with_shift(identity_qk_outputs(), 10), qk_metadata()), {"shift_delta"});
   for (const char* name : {"shift.token", "shift.positions", "shift.k_out"}) {
     auto t = with_shift(identity_qk_outputs(), 10);

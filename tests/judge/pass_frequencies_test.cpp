@@ -108,6 +108,27 @@ TEST(Diagnose, DynamicNtkNotReset) {
   EXPECT_NE(v.findings.front().sentence.find("16384"), std::string::npos) << "the implied length is 16384 exactly";
 }
 
+// Dynamic NTK claimed, a call of 4097 tokens rotated with rope_theta unscaled: the base of a sequence of at most
+// 4096 tokens, as a key cached by an earlier, shorter call keeps it (one bf16 token, as a decode call's group is
+// in tests/python/test_kv_cache.py, where the base scan names it). The fitted rope_theta (below the claim's) is
+// read back as the effective base at this length and the length whose base it is.
+TEST(Diagnose, DynamicNtkBaseOfAShorterSequenceIsSaidAsItsEffectiveBase) {
+  auto c = claimed_config(128);
+  c.base = 10000.0;
+  c.scaling = scaling_kind::dynamic_ntk;
+  c.factor = 2.0;
+  c.max_position_embeddings = 4096;
+  const std::vector<std::int64_t> pos{4096};
+  const auto v =
+      judge::audit(make_dump<bfloat16>(rope_geometry::of(c), hf_angle<bfloat16>(c, 4096), pos, pos, "bfloat16", 7, 2), c);
+  print("dynamic NTK at 4097 tokens, rotated at the base of 4096", v);
+  EXPECT_FALSE(v.pass);
+  const auto base = std::find_if(v.findings.begin(), v.findings.end(), [](const auto& f) { return f.bug_class == "base_wrong"; });
+  ASSERT_NE(base, v.findings.end()) << "no base_wrong finding";
+  EXPECT_NE(base->sentence.find("where the claim's is 10004.96"), std::string::npos) << base->sentence;
+  EXPECT_NE(base->sentence.find("at most 4096 tokens"), std::string::npos) << base->sentence;
+}
+
 // YaRN claimed, the plain schedule used (the attention factor too is missing then).
 TEST(Diagnose, ScalingMissing) {
   auto c = claimed_config();

@@ -51,6 +51,7 @@ ropecheck_python_test(install 120)         # pip install --no-build-isolation: t
 ropecheck_python_test(drive_qk 60)         # the qk driver on a probe built in Python: the outputs file, errors
 ropecheck_python_test(adapters_qk 60)      # the adapters' qk forms call the wrapped code with distinct q and k
 ropecheck_python_test(qk 180)              # check_qk(): correct qk kernels pass, each qk bug named first
+ropecheck_python_test(kv_cache 300)        # check_qk() with the kernel's own cache and kv_shift: correct pass, KV bugs named
 ropecheck_python_test(scores_dump 120)      # `ropecheck audit --scores` on eager weights and logits: correct pass, bugs named
 ropecheck_python_test(drive_attention 60)  # the attention driver on a probe built in Python: the outputs file, errors
 ropecheck_python_test(adapters_attention 60)  # eager_attention and flash_attn_kvcache call the wrapped code as engines do

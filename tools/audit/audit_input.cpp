@@ -138,10 +138,10 @@ std::string audit_dtype_name(dtype t) {
 
 namespace {
 // A tensor of an outputs file of the probe's calls (probe_outputs.hpp) other than the one judged: the plan, the
-// other forms' outputs, the qk form's other inputs.
+// other forms' outputs, the qk form's other inputs and its shifted keys (shift.*).
 bool probe_outputs_tensor(const std::string& name) {
-  return name.rfind("prefill.", 0) == 0 || name.rfind("decode.", 0) == 0 || name == "x" || name == "q" || name == "k" ||
-         name == "q_alt" || name == "k_alt";
+  return name.rfind("prefill.", 0) == 0 || name.rfind("decode.", 0) == 0 || name.rfind("shift.", 0) == 0 || name == "x" ||
+         name == "q" || name == "k" || name == "q_alt" || name == "k_alt";
 }
 }  // namespace
 
