@@ -52,9 +52,21 @@ struct rope_under_test {
   // in units of af (|x_a| + |x_b|) (judge/include/ropecheck/judge/error_model.hpp sections 1-4,
   // or the judge's allowance, ropecheck/judge/allowance.hpp).
   std::function<long double(std::int64_t pos, int band)> bound;
+  // The key side, for the score property (score_properties.hpp): keys of kv_heads heads read by
+  // q_heads query heads (query head h reads key head h / (q_heads / kv_heads), transformers'
+  // repeat_kv), rotated by rotate_k (same contract as rotate; empty: keys are rotated by rotate) with
+  // bound_k (same units as bound; empty: bound). kv_heads must divide q_heads.
+  int q_heads = 1, kv_heads = 1;
+  std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
+                     rotation_sense)>
+      rotate_k;
+  std::function<long double(std::int64_t pos, int band)> bound_k;
 
   [[nodiscard]] long double attention_factor() const { return ref->attention_factor().value(); }
   [[nodiscard]] rope_geometry geometry() const { return rope_geometry::of(declared); }
+  // The key side's rotation and bound (rotate's and bound when it has none of its own).
+  [[nodiscard]] const auto& key_rotate() const { return rotate_k ? rotate_k : rotate; }
+  [[nodiscard]] const auto& key_bound() const { return bound_k ? bound_k : bound; }
 };
 
 }  // namespace ropecheck::test

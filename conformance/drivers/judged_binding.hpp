@@ -33,6 +33,12 @@ struct driven_kernel {
   std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
                      rotation_sense)>
       rotate;
+  // The key side (implementation.hpp rope_under_test::rotate_k; empty: keys rotated by rotate) and the
+  // score property's head counts. The keys are the same element type: the same allowance bounds them.
+  std::function<void(std::span<const long double>, std::span<long double>, int heads, std::int64_t pos,
+                     rotation_sense)>
+      rotate_k;
+  int q_heads = 1, kv_heads = 1;
 };
 
 inline rope_under_test judged_binding(const driven_kernel& k, bool fp32_angles) {
@@ -47,6 +53,9 @@ inline rope_under_test judged_binding(const driven_kernel& k, bool fp32_angles) 
   r.ref = std::make_shared<const reference::rope_reference>(k.declared, k.seq_len);
   r.to_storage = k.to_storage;
   r.rotate = k.rotate;
+  r.rotate_k = k.rotate_k;
+  r.q_heads = k.q_heads;
+  r.kv_heads = k.kv_heads;
   const auto ref = r.ref;
   const auto allow = std::make_shared<const judge::allowance>(k.declared, k.dtype, judge::reference_kind::exact,
                                                               !fp32_angles);

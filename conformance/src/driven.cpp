@@ -53,6 +53,13 @@ resolved resolve(const kernel& k) {
   if (r.opts.probe_heads < 1)
     throw std::invalid_argument("options().probe_heads of kernel " + k.name + " is " +
                                 std::to_string(r.opts.probe_heads) + ": expected >= 1");
+  if (r.opts.kv_heads < 0 || (r.opts.kv_heads > 0 && r.opts.probe_heads % r.opts.kv_heads != 0))
+    throw std::invalid_argument("options().kv_heads of kernel " + k.name + " is " + std::to_string(r.opts.kv_heads) +
+                                ": expected 0 (the default grouping) or a divisor of probe_heads (" +
+                                std::to_string(r.opts.probe_heads) + "; query head h reads key head h / (Hq / Hk))");
+  // The default grouping: two query heads a key head where that divides them (grouped-query attention), so a
+  // key side mapping heads wrongly is seen even when the adapter does not say its own grouping.
+  if (r.opts.kv_heads == 0) r.opts.kv_heads = r.opts.probe_heads % 2 == 0 ? r.opts.probe_heads / 2 : r.opts.probe_heads;
   if (r.opts.max_success < 0)
     throw std::invalid_argument("options().max_success of kernel " + k.name + " is " +
                                 std::to_string(r.opts.max_success) + ": expected 0 (RC_PARAMS' value) or >= 1");
@@ -83,19 +90,24 @@ test::driven_kernel driven(const kernel& k, const resolved& r) {
   d.to_storage = k.round;
   const bool honours_inverse = r.opts.inverse;
   const int head_dim = r.declared.head_dim;
-  const auto apply = k.apply;
-  d.rotate = [apply, honours_inverse, head_dim](std::span<const long double> x, std::span<long double> y, int heads,
-                                                std::int64_t pos, rotation_sense sense) {
-    const bool inverse = sense == rotation_sense::inverse;
-    const std::int64_t p[1] = {inverse && !honours_inverse ? -pos : pos};
-    call c;
-    c.positions = p;
-    c.tokens = 1;
-    c.heads = heads;
-    c.head_dim = head_dim;
-    c.inverse = inverse && honours_inverse;
-    apply(x, y, c);
+  const auto one_token = [honours_inverse, head_dim](auto apply) {
+    return [apply, honours_inverse, head_dim](std::span<const long double> x, std::span<long double> y, int heads,
+                                              std::int64_t pos, rotation_sense sense) {
+      const bool inverse = sense == rotation_sense::inverse;
+      const std::int64_t p[1] = {inverse && !honours_inverse ? -pos : pos};
+      call c;
+      c.positions = p;
+      c.tokens = 1;
+      c.heads = heads;
+      c.head_dim = head_dim;
+      c.inverse = inverse && honours_inverse;
+      apply(x, y, c);
+    };
   };
+  d.rotate = one_token(k.apply);
+  if (k.apply_k) d.rotate_k = one_token(k.apply_k);
+  d.q_heads = r.opts.probe_heads;
+  d.kv_heads = r.opts.kv_heads;
   return d;
 }
 

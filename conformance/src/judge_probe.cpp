@@ -28,9 +28,10 @@ judge::call_form judge_form(call_form form) {
   return form == call_form::prefill ? judge::call_form::prefill : judge::call_form::decode;
 }
 
-// Applies `p` in the calls of judge::plan_calls(p, form); y in the order of p's tokens. A prefilled
-// neighbour carries its probe token's inputs and its output is dropped.
-std::vector<long double> apply_probe(const kernel& k, const judge::probe_set& p, call_form form) {
+}  // namespace
+
+// A prefilled neighbour carries its probe token's inputs and its output is dropped.
+std::vector<long double> apply_probe(const apply_fn& apply, const judge::probe_set& p, call_form form) {
   const std::size_t per_token = static_cast<std::size_t>(p.heads) * static_cast<std::size_t>(p.head_dim);
   std::vector<long double> y(p.x.size());
   std::vector<long double> xc, yc;
@@ -50,7 +51,7 @@ std::vector<long double> apply_probe(const kernel& k, const judge::probe_set& p,
     c.head_dim = p.head_dim;
     c.positions = pc.positions;
     c.tokens = static_cast<int>(tokens);
-    k.apply(xc, yc, c);
+    apply(xc, yc, c);
     const std::size_t from = static_cast<std::size_t>(pc.probe_at) * per_token;
     std::copy(yc.begin() + static_cast<std::ptrdiff_t>(from),
               yc.begin() + static_cast<std::ptrdiff_t>(from + static_cast<std::size_t>(pc.count) * per_token),
@@ -59,10 +60,10 @@ std::vector<long double> apply_probe(const kernel& k, const judge::probe_set& p,
   return y;
 }
 
-}  // namespace
+judge::probe_set probe_for(const resolved& r) { return probe_for(r, r.seed, r.opts.probe_heads); }
 
-judge::probe_set probe_for(const resolved& r) {
-  judge::probe_set p = judge::make_probe(r.declared, r.seed, r.opts.probe_heads);
+judge::probe_set probe_for(const resolved& r, std::uint64_t seed, int heads) {
+  judge::probe_set p = judge::make_probe(r.declared, seed, heads);
   if (r.opts.max_position <= 0) return p;
   // The adapter's own limit (a cos/sin cache of so many rows): the tokens past it are dropped.
   const std::size_t per_token = static_cast<std::size_t>(p.heads) * static_cast<std::size_t>(p.head_dim);
@@ -87,10 +88,10 @@ probe_verdict judge_probe_verdict(const kernel& k, const resolved& r, call_form 
   out.d.head_dim = p.head_dim;
   out.d.dtype = k.dtype;
   out.d.x = p.x;
-  const std::vector<long double> y = apply_probe(k, p, form);
+  const std::vector<long double> y = apply_probe(k.apply, p, form);
   out.d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
   if (form == call_form::prefill) {
-    const std::vector<long double> again_ld = apply_probe(k, p, form);
+    const std::vector<long double> again_ld = apply_probe(k.apply, p, form);
     const std::vector<double> again(again_ld.begin(), again_ld.end());
     out.nondeterministic = judge::repeat_call_finding(out.d.y, again, out.d.positions, p.heads, p.head_dim, "calls");
   }

@@ -13,6 +13,7 @@
 #include "property_report.hpp"
 #include "property_runner.hpp"
 #include "rope_properties.hpp"
+#include "suite_property.hpp"
 #include "ropecheck/conformance/run.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
@@ -39,6 +40,39 @@ std::string judge_hint(const kernel& k, const detail::resolved& r, std::vector<s
 }
 
 }  // namespace
+
+namespace detail {
+
+test::drift_outcome run_suite_property(const test::named_property& p, const test::driven_kernel& d, const resolved& r,
+                                       const std::string& id) {
+  const test::rope_under_test exact_angles = test::judged_binding(d, false);
+  const test::rope_under_test fp32_angles = test::judged_binding(d, true);
+  // RapidCheck's parameters come from RC_PARAMS (max_size, noshrink, reproduce=...); the seed and,
+  // when the adapter gives one, max_success are the suite's.
+  // (RapidCheck's configuration, which announces a seed of its own on stderr, is read only when
+  // RC_PARAMS is set.)
+  const rc::detail::Configuration config =
+      std::getenv("RC_PARAMS") ? rc::detail::configuration() : rc::detail::Configuration{};
+  test::detail::silent_listener silent;
+  test::property_run run;
+  run.params = config.testParams;
+  run.params.seed = r.seed;
+  if (r.opts.max_success > 0) run.params.maxSuccess = r.opts.max_success;
+  run.listener = &silent;
+  run.reproduce = &config.reproduce;
+  return test::run_with_drift(p, id, exact_angles, fp32_angles, run, r.opts.strict);
+}
+
+std::string failure_lines(const test::property_outcome& o, const std::string& test_id) {
+  std::string s = "  " + test::property_message(o.description) + "\n";
+  if (!o.counterexample.empty()) s += "  shrunk counterexample:\n" + test::sparse_counterexample(o.counterexample);
+  if (!o.reproduce.empty())
+    s += "  replay: RC_PARAMS=\"" + o.reproduce + "\" " + executable_path() +
+         (test_id.empty() ? std::string() : " --gtest_filter='" + test_id + "'") + "\n";
+  return s;
+}
+
+}  // namespace detail
 
 std::vector<std::string> property_names() {
   std::vector<std::string> v;
@@ -67,23 +101,8 @@ outcome check_property(const kernel& k, std::string_view property, const std::st
                     " declares neither options().inverse nor options().negative_positions, so R(p)^T cannot be asked of it\n";
       return out;
     }
-    const test::rope_under_test exact_angles = test::judged_binding(d, false);
-    const test::rope_under_test fp32_angles = test::judged_binding(d, true);
-    // RapidCheck's parameters come from RC_PARAMS (max_size, noshrink, reproduce=...); the seed and,
-    // when the adapter gives one, max_success are the suite's.
-    // (RapidCheck's configuration, which announces a seed of its own on stderr, is read only when
-    // RC_PARAMS is set.)
-    const rc::detail::Configuration config =
-        std::getenv("RC_PARAMS") ? rc::detail::configuration() : rc::detail::Configuration{};
-    test::detail::silent_listener silent;
-    test::property_run run;
-    run.params = config.testParams;
-    run.params.seed = r.seed;
-    if (r.opts.max_success > 0) run.params.maxSuccess = r.opts.max_success;
-    run.listener = &silent;
-    run.reproduce = &config.reproduce;
     const std::string id = test_id.empty() ? "conformance/" + k.name + "/" + p->name : test_id;
-    const test::drift_outcome o = test::run_with_drift(*p, id, exact_angles, fp32_angles, run, r.opts.strict);
+    const test::drift_outcome o = detail::run_suite_property(*p, d, r, id);
     if (o.outcome.passed) {
       out.status = o.drift_warning ? status::warning : status::passed;
       out.message = fmt("%s: passed %d cases (seed %llu)\n", p->name, o.outcome.successes,
@@ -96,13 +115,10 @@ outcome check_property(const kernel& k, std::string_view property, const std::st
     out.status = status::failed;
     out.message = fmt("%s: FAILED after %d successful cases (seed %llu)\n", p->name, o.outcome.successes,
                       static_cast<unsigned long long>(o.outcome.seed));
-    out.message += "  " + test::property_message(o.outcome.description) + "\n";
-    if (!o.outcome.counterexample.empty())
-      out.message += "  shrunk counterexample:\n" + test::sparse_counterexample(o.outcome.counterexample);
-    out.message += judge_hint(k, r, out.bug_classes);
-    if (!o.outcome.reproduce.empty())
-      out.message += "  replay: RC_PARAMS=\"" + o.outcome.reproduce + "\" " + detail::executable_path() +
-                     (test_id.empty() ? std::string() : " --gtest_filter='" + test_id + "'") + "\n";
+    const std::string lines = detail::failure_lines(o.outcome, test_id);
+    const auto replay = lines.find("  replay: ");
+    out.message += lines.substr(0, replay) + judge_hint(k, r, out.bug_classes);
+    if (replay != std::string::npos) out.message += lines.substr(replay);
   } catch (const std::exception& e) {
     out.status = status::failed;
     out.message = std::string("could not check ") + p->name + " on kernel " + k.name + ": " + e.what() + "\n";

@@ -51,12 +51,26 @@ ROPECHECK_CONFORMANCE(own_kernels,
                       named<float, float, ropecheck::hf_angle<float>, rct::gptj, gptj_f32>,
                       named<ropecheck::mpfr_default, ropecheck::mpfr_default, reference_cos_sin_mpfr, rct::llama3_8b, reference_mpfr>);
 
-// Every adapter gets the judge in both call forms and every property of the library, under
-// "own_kernels/<name>", in the library's order.
+// Keys by a kernel of their own (apply_k): queries by HF's fp32 angles, keys by llama.cpp's chain of fp32
+// products (fp32 storage) or by HF's in bf16 / fp16 storage, two key heads for the four query heads. Their
+// scores must pass query_key_scores_match_reference (and the queries every other check).
+constexpr char pair_f32[] = "hf_queries_ggml_keys_float32", pair_bf16[] = "hf_pair_bfloat16_storage",
+               pair_f16[] = "hf_pair_float16_storage";
+template <class S, class KeyStrategy, const char* Name>
+struct named_pair : rct::own_pair<S, float, ropecheck::hf_angle<float>, KeyStrategy, rct::llama3_8b> {
+  static constexpr const char* name = Name;
+};
+ROPECHECK_CONFORMANCE(own_pairs, named_pair<float, ropecheck::ggml_angle, pair_f32>,
+                      named_pair<bfloat16, ropecheck::hf_angle<float>, pair_bf16>,
+                      named_pair<float16, ropecheck::hf_angle<float>, pair_f16>);
+
+// Every adapter gets the judge in both call forms, every property of the library and the query/key score
+// check, under "own_kernels/<name>", in the library's order.
 TEST(ConformanceHeader, registers_every_check_for_every_adapter_in_order) {
   std::vector<std::string> want{"prefill_outputs_pass_the_judge", "decode_outputs_pass_the_judge"};
   for (const auto& p : ropecheck::conformance::property_names()) want.push_back(p);
-  ASSERT_EQ(want.size(), 9u);  // the 7 properties of conformance/drivers/rope_properties.hpp
+  want.emplace_back("query_key_scores_match_reference");
+  ASSERT_EQ(want.size(), 10u);  // the 7 properties of conformance/drivers/rope_properties.hpp, and the score check
   const auto& unit = *::testing::UnitTest::GetInstance();
   int suites = 0;
   for (int i = 0; i < unit.total_test_suite_count(); ++i) {

@@ -36,6 +36,15 @@ struct own_kernel {
   }
 };
 
+// Queries by own_kernel<S, C, Strategy, Config> and keys (apply_k) by the same kernel with KeyStrategy: two
+// correct kernels of one convention on the two sides of the score.
+template <class S, class C, class Strategy, class KeyStrategy, rope_config (*Config)()>
+struct own_pair : own_kernel<S, C, Strategy, Config> {
+  static void apply_k(std::span<const S> x, std::span<S> y, const call& c) {
+    own_kernel<S, C, KeyStrategy, Config>::apply(x, y, c);
+  }
+};
+
 inline rope_config llama3_8b() { return *find_preset("llama3-8b"); }
 inline rope_config gptj() { return *find_preset("gpt-j-6b"); }
 

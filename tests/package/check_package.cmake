@@ -56,8 +56,8 @@ run(${CMAKE_COMMAND} -E env ROPECHECK_SEED=1 ctest --test-dir "${WORK_DIR}/build
     --output-on-failure --no-tests=error)
 execute_process(COMMAND ctest --test-dir "${WORK_DIR}/build" -N -R "^correct/" OUTPUT_VARIABLE listing)
 string(REGEX MATCH "Total Tests: ([0-9]+)" _ "${listing}")
-if(NOT CMAKE_MATCH_1 EQUAL 36)  # 4 types x (2 judge tests + 7 properties)
-  message(FATAL_ERROR "expected 36 conformance tests of the correct kernel, found ${CMAKE_MATCH_1}:\n${listing}")
+if(NOT CMAKE_MATCH_1 EQUAL 40)  # 4 types x (2 judge tests + 7 properties + the query/key score check)
+  message(FATAL_ERROR "expected 40 conformance tests of the correct kernel, found ${CMAKE_MATCH_1}:\n${listing}")
 endif()
 
 # The buggy kernels: the binary fails, and the XML says which test failed with which bug class.
@@ -108,6 +108,10 @@ expect(hard_coded_base rotation_matches_reference FAIL base_wrong)
 expect(decode_ahead prefill_outputs_pass_the_judge PASS)
 expect(decode_ahead decode_outputs_pass_the_judge FAIL positions_offset)
 expect(decode_ahead rotation_matches_reference FAIL positions_offset)
+# The query/key check reads scores: a base both sides get wrong fails it; a decode offset both sides share
+# leaves every score right (the decode test names it), and an adapter without apply_k is checked all the same.
+expect(hard_coded_base query_key_scores_match_reference FAIL base_wrong)
+expect(decode_ahead query_key_scores_match_reference PASS)
 # A failure carries its replay command.
 if(NOT junit MATCHES "replay: RC_PARAMS=" OR NOT junit MATCHES "rerun: ROPECHECK_SEED=")
   string(APPEND problems "the failures' messages carry no replay / rerun line\n")
@@ -115,4 +119,4 @@ endif()
 if(problems)
   message(FATAL_ERROR "buggy kernels not reported as expected:\n${problems}\n(JUnit XML: ${xml})")
 endif()
-message(STATUS "package: relocatable, version-checked; correct kernel 36/36 tests passed; buggy kernels failed as expected")
+message(STATUS "package: relocatable, version-checked; correct kernel 40/40 tests passed; buggy kernels failed as expected")

@@ -13,6 +13,7 @@ using sweep::error_sources;
 using sweep::implementation_series;
 using sweep::judge_column;
 using sweep::position_errors;
+using sweep::score_offset_row;
 using sweep::raise_to;
 using sweep::report_request;
 using sweep::report_result;

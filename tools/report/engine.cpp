@@ -23,6 +23,7 @@
 #include "sweep/measure.hpp"
 #include "sweep/parallel.hpp"
 #include "registry.hpp"
+#include "score_offsets.hpp"
 #include "strategy_outputs.hpp"
 #include "ropecheck/reference/reference.hpp"
 
@@ -494,6 +495,18 @@ report_result run_report(const report_request& request, progress_callback progre
   }
   partials.clear();
 
+  // The score-level figure: each implementation's score error against m - n (score_offsets.hpp), one q and k
+  // seeded apart from the sweep's (position -1 is never swept).
+  const auto t_score = clock_type::now();
+  {
+    std::vector<double> q(static_cast<std::size_t>(req.config.head_dim)), k(q.size());
+    seeded_head_vectors(req.seed, -1, q, k);
+    const score_pairs sp = exact_score_pairs(ref, req.max_position, q, k);
+    for (std::size_t i = 0; i < runners.size(); ++i)
+      result.series[i].score_by_offset = score_by_offset(*runners[i], sp, req.config, q, k);
+  }
+  const double score_seconds = seconds_since(t_score);
+
   // The verdict: the judge's, on each implementation driven on the probe set (the crossings above
   // stay as figures).
   if (req.judge) {
@@ -511,6 +524,7 @@ report_result run_report(const report_request& request, progress_callback progre
   t.values_per_second = static_cast<double>(total) / sweep_seconds;
   t.reference_values_per_second = speed.fast_values_per_second;
   t.mpfr_seconds_estimate = speed.mpfr_seconds_per_value * static_cast<double>(plan.positions) * bands;
+  t.score_seconds = score_seconds;
   t.seconds_total = seconds_since(t_start);
   return result;
 }

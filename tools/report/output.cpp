@@ -57,6 +57,17 @@ std::string bands_csv(const report_result& r) {
   return s;
 }
 
+// One row per offset bucket, most negative m - n first; abs_offset_lo is the smallest |m - n| of the bucket
+// (the plot's x).
+std::string score_offsets_csv(const implementation_series& series) {
+  std::string s = "offset_lo,offset_hi,abs_offset_lo,pairs,max,rms,worst_m,worst_n\n";
+  for (const auto& b : series.score_by_offset)
+    s += integer(b.offset_lo) + ',' + integer(b.offset_hi) + ',' +
+         integer(b.offset_hi < 0 ? -b.offset_hi : b.offset_lo) + ',' + integer(b.pairs) + ',' + exact_number(b.max) +
+         ',' + exact_number(b.rms) + ',' + integer(b.worst_m) + ',' + integer(b.worst_n) + '\n';
+  return s;
+}
+
 // Long format, band-major: band,bucket,position_begin,position_end,angle_rad. position_end is
 // exclusive; past the given edges it is max_position + 1 of the sweep (or -1 when unknown).
 std::string heat_csv(const implementation_series& series) {
@@ -99,7 +110,9 @@ std::string heat_csv(const implementation_series& series) {
 //                                    source_formed_angle_rad: {value, position}},
 //                              judge { judged, verdict, pass, dtype, tokens, worst_ratio,
 //                                      max_error_ulps, tolerance_ulps, worst_position, worst_band,
-//                                      finding } } ]
+//                                      finding },
+//                              score_csv, score_by_offset [ { offset_lo, offset_hi, pairs, max, rms,
+//                                                             worst_m, worst_n } ] } ]
 //   timing                 "timing.json" (timing, thread count and the command line vary from run
 //                          to run for the same inputs: they live in that file, so that this one
 //                          is byte-identical for the same inputs and seed, whatever --threads)
@@ -201,6 +214,14 @@ std::string summary_json(const report_result& r, const write_options& /*options:
     jv["worst_band"] = s.judge.worst_band;
     jv["finding"] = s.judge.finding;
     e["judge"] = std::move(jv);
+    // The score-level figure (added after judge: the keys above keep their order).
+    e["score_csv"] = "data/score_" + stems[i] + ".csv";
+    ojson rows = ojson::array();
+    for (const auto& b : s.score_by_offset)
+      rows.push_back({{"offset_lo", b.offset_lo}, {"offset_hi", b.offset_hi}, {"pairs", b.pairs},
+                      {"max", finite_or_null(b.max)}, {"rms", finite_or_null(b.rms)}, {"worst_m", b.worst_m},
+                      {"worst_n", b.worst_n}});
+    e["score_by_offset"] = std::move(rows);
     impls.push_back(std::move(e));
   }
   j["implementations"] = std::move(impls);
@@ -246,7 +267,7 @@ std::string summary_json(const report_result& r, const write_options& /*options:
 }
 
 // timing.json — { command, seconds_total, values_per_second, reference_values_per_second,
-// mpfr_seconds_estimate, threads, positions, values }: varies from run to run.
+// mpfr_seconds_estimate, score_seconds, threads, positions, values }: varies from run to run.
 std::string timing_json(const report_result& r, const write_options& o) {
   const auto& t = r.time;
   ojson j;
@@ -255,6 +276,7 @@ std::string timing_json(const report_result& r, const write_options& o) {
   j["values_per_second"] = t.values_per_second;
   j["reference_values_per_second"] = t.reference_values_per_second;
   j["mpfr_seconds_estimate"] = t.mpfr_seconds_estimate;
+  j["score_seconds"] = t.score_seconds;
   j["threads"] = t.threads;
   j["positions"] = t.positions;
   j["values"] = t.values;
@@ -278,6 +300,7 @@ written_report write_report(const report_result& r, const fs::path& folder, cons
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     emit(fs::path("data") / (stems[i] + ".csv"), implementation_csv(r.series[i]));
     emit(fs::path("data") / ("heat_" + stems[i] + ".csv"), heat_csv(r.series[i]));
+    emit(fs::path("data") / ("score_" + stems[i] + ".csv"), score_offsets_csv(r.series[i]));
   }
   emit(fs::path("data") / "bands.csv", bands_csv(r));
   emit("summary.json", summary_json(r, o));
@@ -339,6 +362,7 @@ written_report write_report(const report_result& r, const fs::path& folder, cons
                    "af <q, R(-1)k>, which depends only on their offset (shown: the difference over "
                    "sum |q_j k_j|); a curve that grows with m means absolute position leaks into attention.",
                    "violations"));
+    add(main_plots, score_offset_plot(r, stems));
     for (std::size_t i = 0; i < r.series.size(); ++i) add(source_plots, sources_plot(r, sources[i], r.series[i], stems[i]));
     // Heat maps for the key implementations: failing first, then by largest angle error.
     std::vector<std::size_t> order(r.series.size());

@@ -5,6 +5,10 @@
 //                                        doubles, "nan"/"inf" kept, -1 = never)
 //   <folder>/data/bands.csv              the band table
 //   <folder>/data/heat_<implementation>.csv  band x position-bucket max angle error (long format)
+//   <folder>/data/score_<implementation>.csv the score error against the offset m - n, one row per
+//                                        offset bucket (report_data.hpp score_offset_row; engine:
+//                                        score_offsets.hpp): offset_lo, offset_hi, abs_offset_lo,
+//                                        pairs, max, rms, worst_m, worst_n
 //   <folder>/summary.json                request echo, attention factor, verdicts and max errors
 //                                        per implementation, version, reference precision
 //   <folder>/timing.json                 timing (varies run to run, so kept out of summary.json)
@@ -58,6 +62,7 @@ written_report write_report(const report_result& result, const std::filesystem::
 [[nodiscard]] std::string implementation_csv(const implementation_series& series);
 [[nodiscard]] std::string bands_csv(const report_result& result);
 [[nodiscard]] std::string heat_csv(const implementation_series& series);
+[[nodiscard]] std::string score_offsets_csv(const implementation_series& series);
 [[nodiscard]] std::string summary_json(const report_result& result, const write_options& options);
 [[nodiscard]] std::string timing_json(const report_result& result, const write_options& options);
 

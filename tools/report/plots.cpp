@@ -225,6 +225,61 @@ std::vector<std::pair<double, std::string>> floor_lines(const report_result& r) 
 }
 
 // (e) Where one implementation's error comes from.
+// The score-level figure: per implementation, the largest score error per offset bucket against |m - n|,
+// keys behind or at the query (m >= n, the causal case) solid, keys ahead (m < n) dashed in the same colour.
+// Data: data/score_<stem>.csv (output.hpp); nothing is computed here.
+std::optional<plot> score_offset_plot(const report_result& r, const std::vector<std::string>& stems) {
+  std::vector<double> values;
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < r.series.size(); ++i) {
+    if (r.series[i].score_by_offset.empty()) continue;
+    shown.push_back(i);
+    for (const auto& row : r.series[i].score_by_offset) values.push_back(row.max);
+  }
+  if (shown.empty()) return std::nullopt;
+  const log_floor f = floor_for(values);
+  plot p{"score_offsets", "Score error vs query-key offset |m - n|", "", ""};
+  std::string& s = p.script;
+  s += "set xlabel 'offset |m - n| (tokens; buckets [2^k, 2^(k+1)), drawn at their start)'\n";
+  s += "set ylabel '|<R~_m q, R~_n k> - af^2 <q, R(n-m) k>| / (af^2 |q| |k|), max per bucket' noenhanced\n";
+  s += "set logscale xy\n";
+  s += position_tics(r.request.max_position);
+  s += "set format y '10^{%L}'\n";
+  s += "FLOOR = " + gp_number(f.floor) + "\n";
+  s += "cy(v) = (v != v) ? NaN : (v > FLOOR ? v : FLOOR)\n";
+  s += "cx(p) = (p > " + gp_number(position_floor) + " ? p : " + gp_number(position_floor) + ")\n";
+  s += "plot \\\n";
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    const std::size_t i = shown[k];
+    const std::string file = gp_quote("../data/score_" + stems[i] + ".csv");
+    const std::string colour = "lc rgb '" + std::string(palette[i % palette.size()]) + "' lw 2";
+    s += "  " + file + " skip 1 using ($1 >= 0 ? cx($3) : NaN):(cy($5)) with linespoints " + colour + " dt 1 pt 7 ps 0.8 title " +
+         gp_quote(r.series[i].name) + " noenhanced, \\\n";
+    s += "  " + file + " skip 1 using ($2 < 0 ? cx($3) : NaN):(cy($5)) with linespoints " + colour +
+         " dt 2 pt 6 ps 0.8 notitle";
+    s += k + 1 < shown.size() ? ", \\\n" : "\n";
+  }
+  std::string infinite;
+  for (std::size_t i : shown)
+    for (const auto& row : r.series[i].score_by_offset)
+      if (std::isinf(row.max)) {
+        infinite += (infinite.empty() ? " Infinite errors (non-finite scores) cannot be drawn: " : "; ") + r.series[i].name +
+                    " from m - n = " + integer(row.offset_lo);
+        break;
+      }
+  if (!infinite.empty()) infinite += ".";
+  p.caption = "Queries at m and keys at n over the report's positions (48 log-spaced, each with keys at m -+ 1, 3, 16, "
+              "255): the score each implementation gives, against the reference's, which depends on m - n only. "
+              "Solid: keys at or behind the query (m >= n); dashed: keys ahead (m < n). The buckets of the near keys (1, "
+              "2-3, 16-31, 128-255) hold pairs at every query position up to the last, so they carry large-position "
+              "drift that the buckets of far-apart pairs only reach at large offsets: compare curves, not buckets. A curve that rises with the "
+              "offset means the two rotations disagree more the further apart they are (angles drifting with "
+              "position); a flat high curve, an error at every offset (a wrong rule). data/score_*.csv has the "
+              "RMS per bucket and the worst (m, n)." + infinite + floor_note(f, "errors") + " Offset 0 is drawn at " +
+              short_number(position_floor) + ".";
+  return p;
+}
+
 std::optional<plot> sources_plot(const report_result& r, const plot_source& source,
                                  const implementation_series& s, const std::string& stem) {
   struct line {

@@ -28,6 +28,8 @@ namespace ropecheck::report::detail {
                                              std::optional<std::pair<double, std::string>> threshold,
                                              std::string caption, std::string_view zero_what,
                                              const std::vector<std::pair<double, std::string>>& references = {});
+// The score-level figure: each implementation's score error against |m - n| (data/score_<stem>.csv).
+[[nodiscard]] std::optional<plot> score_offset_plot(const report_result& r, const std::vector<std::string>& stems);
 // The storage floors as reference lines of the position-error plot (max over bands: the slowest band).
 [[nodiscard]] std::vector<std::pair<double, std::string>> floor_lines(const report_result& r);
 // Where one implementation's error comes from; its band x position heat map; the band wavelengths.

@@ -158,6 +158,9 @@ class runner {
   // band_max[b] to this position's applied angle error in band b.
   virtual void step(const position_context& ctx, segment_state& state, step_output& out,
                     std::span<double> band_max) const = 0;
+  // The implementation's rotation of one head vector at `pos` (stored, widened exactly): x holds head_dim
+  // values exact in its storage type (multiples of 1/128 in [-1, 1)). For the score figure (score_offsets.hpp).
+  virtual void rotate_at(std::int64_t pos, std::span<const double> x, std::span<long double> y) const = 0;
 };
 
 template <class V>
@@ -241,6 +244,13 @@ class typed_runner final : public runner {
 
   // Trace and measure band by band in one pass (the trace inlined, so that the compiler keeps a
   // float strategy's values in registers instead of round-tripping them through long double memory).
+  void rotate_at(std::int64_t pos, std::span<const double> x, std::span<long double> y) const override {
+    std::vector<Storage> xs(x.size()), ys(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) xs[j] = st::narrow(static_cast<long double>(x[j]));  // exact
+    rotate_heads<Compute, Storage>(std::span<const Storage>(xs), std::span<Storage>(ys), 1, g_, pos, s_);
+    for (std::size_t j = 0; j < y.size(); ++j) y[j] = static_cast<long double>(st::widen(ys[j]));
+  }
+
   void step(const position_context& ctx, segment_state& base, step_output& out,
             std::span<double> band_max) const override {
     auto& sv = static_cast<state&>(base);

@@ -132,6 +132,19 @@ struct judge_column {
   std::string finding;          // the first finding's sentence ("" when none)
 };
 
+// The positional score error of one implementation in one bucket of offsets d = m - n (engine.hpp,
+// tools/report/score_offsets.hpp): over the pairs (query at m, key at n) of the bucket,
+//   |<R~_m q, R~_n k> - af^2 <q, R(n - m) k>| / (af^2 |q| |k|)
+// over the rotary coordinates (the judge's normalisation, ropecheck/judge/scores.hpp score_identity), R~ the
+// implementation's rotation and R the reference's.
+struct score_offset_row {
+  std::int64_t offset_lo = 0, offset_hi = 0;  // the bucket: lo <= m - n <= hi
+  std::int64_t pairs = 0;
+  double max = 0;                             // the largest error of the bucket (infinity: a non-finite score)
+  double rms = 0;                             // sqrt(mean of the squared errors)
+  std::int64_t worst_m = 0, worst_n = 0;      // where the largest is
+};
+
 // One implementation of the report: a named storage/compute pairing and angle strategy.
 struct implementation_series {
   std::string name;          // e.g. "hf_float", "bf16_positions"
@@ -150,6 +163,7 @@ struct implementation_series {
   // The verdict: the judge's pass when it ran (judge.judged), else no threshold passed up to max_position.
   bool passes = true;
   judge_column judge;
+  std::vector<score_offset_row> score_by_offset;  // by offset bucket, most negative m - n first
 };
 
 struct timing {
@@ -157,6 +171,7 @@ struct timing {
   double values_per_second = 0;        // (position, band) values evaluated per second, all threads
   double reference_values_per_second = 0;  // the fast reference's own throughput on this machine
   double mpfr_seconds_estimate = 0;    // what a plain MPFR reference would have needed for the same grid
+  double score_seconds = 0;            // the score-level figure (score_by_offset), all implementations
   int threads = 1;
   std::int64_t positions = 0;
   std::int64_t values = 0;             // positions x bands x implementations

@@ -12,6 +12,7 @@
 //   my_rope/<name>.prefill_outputs_pass_the_judge
 //   my_rope/<name>.decode_outputs_pass_the_judge
 //   my_rope/<name>.rotation_matches_reference         (and the other properties, property_names())
+//   my_rope/<name>.query_key_scores_match_reference   (queries against keys at the score: apply_k)
 //
 // where <name> is the adapter's name (A::name, else its dtype and compute type: "float32",
 // "bfloat16_float32_compute"). They are registered with ::testing::RegisterTest rather than as a typed
@@ -64,10 +65,12 @@ inline void report(const outcome& o) {
 inline constexpr const char* prefill_test = "prefill_outputs_pass_the_judge";
 inline constexpr const char* decode_test = "decode_outputs_pass_the_judge";
 
-// The tests of one adapter, in the order they run: the judge in both call forms, then the properties.
+// The tests of one adapter, in the order they run: the judge in both call forms, the properties, then
+// queries against keys.
 inline std::vector<std::string> check_names() {
   std::vector<std::string> v{prefill_test, decode_test};
   for (auto& p : property_names()) v.push_back(std::move(p));
+  v.emplace_back(key_scores_check);
   return v;
 }
 
@@ -78,6 +81,7 @@ class check_test : public ::testing::Test {
     const kernel k = bind_();
     if (check_ == prefill_test) report(judge_probe(k, call_form::prefill, current_test_id()));
     else if (check_ == decode_test) report(judge_probe(k, call_form::decode, current_test_id()));
+    else if (check_ == key_scores_check) report(check_key_scores(k, current_test_id()));
     else report(check_property(k, check_, current_test_id()));
   }
 

@@ -12,6 +12,8 @@
 //     static void apply(std::span<const T> x, std::span<T> y, const ropecheck::conformance::call& c) {
 //       my::rope<T>(x.data(), y.data(), c.positions.data(), c.tokens, c.heads);   // (required)
 //     }
+//     static void apply_k(std::span<const T> x, std::span<T> y,                 // (optional) the keys'
+//                         const ropecheck::conformance::call& c) { ... }        // rotation, when not apply
 //     static ropecheck::conformance::options options() { return {}; }  // (optional)
 //     static constexpr const char* name = "bf16_fused";                 // (optional) test-name suffix
 //   };
@@ -21,6 +23,11 @@
 // (y never aliases x). Within one call the positions are consecutive (positions[t] = start() + t), so
 // a kernel taking a start offset (n_past) adapts as well as one taking a position per token. A call
 // with one token is a decode step; the suite makes both kinds of call.
+//
+// apply_k(), when given, rotates keys (c.heads = options().kv_heads key heads, same layout and contract
+// as apply); without it keys are rotated by apply(). The suite's check query_key_scores_match_reference
+// reads queries (apply, options().probe_heads heads) against keys at the score: query head h reads key
+// head h / (probe_heads / kv_heads), and <R(m) q, R(n) k> must be the reference's for every (m, n).
 //
 // Element types: float, double, long double, ropecheck::bfloat16 / ropecheck::float16 (Eigen's, from
 // ropecheck/scalar.hpp), the MPFR type of ropecheck/scalar_mpfr.hpp, _Float16; any other type by
@@ -79,7 +86,10 @@ struct options {
   bool inverse = false;
   int max_success = 0;                 // cases per property; 0: RC_PARAMS' max_success (100)
   std::optional<std::uint64_t> seed;   // unset: RC_PARAMS="seed=N", ROPECHECK_SEED, the suite's default
-  int probe_heads = 4;                 // heads per token of the probe set
+  int probe_heads = 4;                 // heads per token of the probe set (the query heads)
+  // Key heads of the score check (query_key_scores_match_reference), dividing probe_heads; 0: half the
+  // query heads when that divides them (grouped-query attention, two query heads a key head), else as many.
+  int kv_heads = 0;
 };
 
 // The element type's exact widening to long double (every supported type but MPFR widens exactly;
@@ -155,6 +165,8 @@ struct kernel {
   // properties' inputs), the kernel called, y widened.
   std::function<void(std::span<const long double> x, std::span<long double> y, const call& c)> apply;
   std::function<long double(long double)> round;  // a value rounded to the element type (widened)
+  // The keys' apply (the adapter's apply_k); empty: keys are rotated by apply.
+  std::function<void(std::span<const long double> x, std::span<long double> y, const call& c)> apply_k;
 };
 
 template <class A>
@@ -209,6 +221,15 @@ kernel bind() {
     A::apply(std::span<const S>(xs), std::span<S>(ys), c);
     for (std::size_t j = 0; j < y.size(); ++j) y[j] = traits::widen(ys[j]);
   };
+  if constexpr (requires(std::span<const S> x, std::span<S> y, const call& c) { A::apply_k(x, y, c); }) {
+    k.apply_k = [](std::span<const long double> x, std::span<long double> y, const call& c) {
+      std::vector<S> xs, ys(y.size());
+      xs.reserve(x.size());
+      for (const long double v : x) xs.push_back(traits::narrow(v));
+      A::apply_k(std::span<const S>(xs), std::span<S>(ys), c);
+      for (std::size_t j = 0; j < y.size(); ++j) y[j] = traits::widen(ys[j]);
+    };
+  }
   k.round = [](long double v) { return traits::widen(traits::narrow(v)); };
   return k;
 }

@@ -40,6 +40,17 @@ enum class call_form { prefill, decode };
 // counterexample: RC_PARAMS="<reproduce>" <test binary> --gtest_filter=<test_id>.
 [[nodiscard]] outcome check_property(const kernel& k, std::string_view property, const std::string& test_id = "");
 
+// Queries (apply) and keys (apply_k, else apply) together, at the score: the property
+// query_key_scores_match_reference (conformance/drivers/score_properties.hpp: <R(m) q, R(n) k> against the
+// reference's for query/key positions drawn independently, query head h against key head h / (Hq / Hk), within
+// the allowance derived from each side's) and the judge's qk form (ropecheck/judge/scores.hpp audit_qk) on the
+// probe set in decode calls, queries of probe_heads heads and keys of kv_heads. Fails when the property fails
+// or the judge names a class only the pair shows (key_positions_wrong, key_convention_wrong, qk_crossed); the
+// bug classes are the judge's qk findings. A fault both sides share (scores right, each tensor wrong) is left
+// to the other checks.
+[[nodiscard]] outcome check_key_scores(const kernel& k, const std::string& test_id = "");
+inline constexpr const char* key_scores_check = "query_key_scores_match_reference";
+
 // The properties, in the order the suite runs them.
 [[nodiscard]] std::vector<std::string> property_names();
 
