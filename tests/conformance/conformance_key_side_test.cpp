@@ -110,6 +110,15 @@ TEST(ConformanceKeySide, keys_stepped_by_the_query_head_stride_fail_as_key_conve
   EXPECT_NE(o.message.find("against key head 1"), std::string::npos) << o.message;
 }
 
+// g++ 12 at -O2 inlines four adapter_name<A>() string moves into this body and warns that a memcpy reads or writes past a
+// std::string's object (-Warray-bounds, -Wstringop-overflow, -Wstringop-overread: a false positive of its string inlining: the same code in the other
+// tests of this file, one bind each, is clean); -Werror makes it fatal, so it is silenced for this test alone.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
 TEST(ConformanceKeySide, the_queries_kernel_as_key_side_passes) {
   for (const kernel& k : {bind<paired_kernel<key_bug::none>>(), bind<paired_kernel<key_bug::none, bfloat16>>(),
                           bind<paired_kernel<key_bug::none, float16>>(), bind<queries_only>()}) {
@@ -120,6 +129,9 @@ TEST(ConformanceKeySide, the_queries_kernel_as_key_side_passes) {
         << o.message;
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST(ConformanceKeySide, without_apply_k_the_keys_are_rotated_by_apply_and_the_heads_default_to_groups_of_two) {
   const outcome o = checked(bind<queries_only>(), "queries_only");

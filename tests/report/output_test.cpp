@@ -54,9 +54,9 @@ report_result synthetic_report() {
                       {"float32", 24, 0x1p-24, 0x1p-24 * 1000, 3}};
   const std::int64_t positions[10] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 256};
 
-  implementation_series exact{"exact_double", "double angle, double cos/sin", "double", {}, {}, {}, -1, -1, -1, 3, true, {}};
+  implementation_series exact{"exact_double", "double angle, double cos/sin", "double", {}, {}, {}, -1, -1, -1, 3, true, {}, {}};
   implementation_series bf16{"bf16_positions", "positions held in bf16 (HF with bf16 position_ids)", "bfloat16",
-                             {}, {}, {}, 64, 128, 128, 0, false, {}};
+                             {}, {}, {}, 64, 128, 128, 0, false, {}, {}};
   for (std::int64_t p : positions) {
     const double pd = static_cast<double>(p);
     position_errors e;

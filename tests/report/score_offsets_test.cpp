@@ -47,7 +47,9 @@ TEST(ScoreOffsets, buckets_cover_keys_behind_at_and_ahead_of_the_query_and_hold_
   bool ahead = false, same = false, behind = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& b = rows[i];
-    if (i > 0) EXPECT_LT(rows[i - 1].offset_hi, b.offset_lo);  // most negative first, disjoint
+    if (i > 0) {
+      EXPECT_LT(rows[i - 1].offset_hi, b.offset_lo);  // most negative first, disjoint
+    }
     EXPECT_LE(b.offset_lo, b.worst_m - b.worst_n);
     EXPECT_GE(b.offset_hi, b.worst_m - b.worst_n);
     EXPECT_LE(b.rms, b.max);
