@@ -220,7 +220,7 @@ score_identity measure_score_identity(const dump& queries, const dump& keys, con
         bound += static_cast<long double>(std::fabs(q[J]) + std::fabs(q[P])) * (std::fabs(k[J]) + std::fabs(k[P])) *
                  (aq[i] + ak[i] + aq[i] * ak[i]);
       }
-      want *= af * af;
+      want *= af;  // rotate() holds the keys' af; the queries' af makes the score's af^2
       bound *= af * af;
       const long double scale = af * af * std::sqrt(nq * nk);
       const double v = scale > 0 ? static_cast<double>(std::fabs(got - want) / scale) : 0.0;

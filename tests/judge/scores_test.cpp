@@ -75,6 +75,20 @@ TEST(Scores, CorrectGqaPairsPassInFp32AndBf16) {
   EXPECT_LE(b.score.worst_ratio, 1.0);
 }
 
+// YaRN (attention factor af = 0.1 ln 4 + 1 ~ 1.139 != 1): each side carries af once, so the score carries af^2
+// and the identity's expectation must too (the reference's rotation already holds one af; a second multiplication
+// by af^2 expected af^3 and failed every correct YaRN pair by a factor ~1.14).
+TEST(Scores, CorrectYarnPairsCarryTheAttentionFactorOncePerSide) {
+  auto c = claim();
+  c.scaling = scaling_kind::yarn;
+  c.factor = 4.0;
+  c.original_max_position_embeddings = 2048;
+  const auto v = judge::audit_qk(side(c, c, 8, kQuerySeed), side(c, c, 2, kKeySeed), c);
+  print("yarn fp32", v);
+  EXPECT_TRUE(v.pass);
+  EXPECT_LE(v.score.worst_ratio, 1.0);
+}
+
 TEST(Scores, KeysAtOtherPositionsAreKeyPositionsWrong) {
   const auto c = claim();
   const auto v = judge::audit_qk(side(c, c, 8, kQuerySeed), side(c, c, 2, kKeySeed, 1), c);
