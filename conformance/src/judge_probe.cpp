@@ -79,17 +79,23 @@ judge::probe_set probe_for(const resolved& r, std::uint64_t seed, int heads) {
   return kept;
 }
 
+judge::dump applied_dump(const apply_fn& apply, const judge::probe_set& p, call_form form, const std::string& dtype) {
+  judge::dump d;
+  d.positions = p.positions;
+  d.tokens = p.tokens();
+  d.heads = p.heads;
+  d.head_dim = p.head_dim;
+  d.dtype = dtype;
+  d.x = p.x;
+  const std::vector<long double> y = apply_probe(apply, p, form);
+  d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
+  return d;
+}
+
 probe_verdict judge_probe_verdict(const kernel& k, const resolved& r, call_form form) {
   const judge::probe_set p = probe_for(r);
   probe_verdict out;
-  out.d.positions = p.positions;
-  out.d.tokens = p.tokens();
-  out.d.heads = p.heads;
-  out.d.head_dim = p.head_dim;
-  out.d.dtype = k.dtype;
-  out.d.x = p.x;
-  const std::vector<long double> y = apply_probe(k.apply, p, form);
-  out.d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
+  out.d = applied_dump(k.apply, p, form, k.dtype);
   if (form == call_form::prefill) {
     const std::vector<long double> again_ld = apply_probe(k.apply, p, form);
     const std::vector<double> again(again_ld.begin(), again_ld.end());

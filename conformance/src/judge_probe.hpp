@@ -29,6 +29,9 @@ struct probe_verdict {
 // y in the order of p's tokens. Throws what apply throws.
 using apply_fn = std::function<void(std::span<const long double>, std::span<long double>, const call&)>;
 [[nodiscard]] std::vector<long double> apply_probe(const apply_fn& apply, const judge::probe_set& p, call_form form);
+// apply_probe as the judge reads it: p's positions and inputs, the outputs, the kernel's dtype name.
+[[nodiscard]] judge::dump applied_dump(const apply_fn& apply, const judge::probe_set& p, call_form form,
+                                       const std::string& dtype);
 // Throws what apply() throws.
 [[nodiscard]] probe_verdict judge_probe_verdict(const kernel& k, const resolved& r, call_form form);
 // The verdict in lines: what was judged, the figures, the diagnosis (no replay line).

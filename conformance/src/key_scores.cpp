@@ -27,19 +27,6 @@ bool pair_class(const std::string& id) {
          id == judge::classes::qk_crossed;
 }
 
-judge::dump applied(const kernel& k, const detail::apply_fn& apply, const judge::probe_set& p) {
-  judge::dump d;
-  d.positions = p.positions;
-  d.tokens = p.tokens();
-  d.heads = p.heads;
-  d.head_dim = p.head_dim;
-  d.dtype = k.dtype;
-  d.x = p.x;
-  const std::vector<long double> y = detail::apply_probe(apply, p, call_form::decode);
-  d.y.assign(y.begin(), y.end());  // exact for every dtype the judge has
-  return d;
-}
-
 // The judge's qk form on the probe set in decode calls (the form the property calls the kernel in): queries of
 // probe_heads heads with the probe's inputs, keys of kv_heads heads drawn from the probe seed's key stream.
 judge::qk_verdict judge_pair(const kernel& k, const detail::resolved& r) {
@@ -48,7 +35,9 @@ judge::qk_verdict judge_pair(const kernel& k, const detail::resolved& r) {
   judge::audit_options o;
   o.strict = r.opts.strict;
   o.reference = r.reference;
-  return judge::audit_qk(applied(k, k.apply, qp), applied(k, k.apply_k ? k.apply_k : k.apply, kp), r.declared, o);
+  const detail::apply_fn& keys = k.apply_k ? k.apply_k : k.apply;
+  return judge::audit_qk(detail::applied_dump(k.apply, qp, call_form::decode, k.dtype),
+                         detail::applied_dump(keys, kp, call_form::decode, k.dtype), r.declared, o);
 }
 
 std::string pair_lines(const kernel& k, const detail::resolved& r, const judge::qk_verdict& v) {

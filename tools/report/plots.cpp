@@ -105,11 +105,17 @@ log_floor floor_for(const std::vector<double>& values) {
   return f;
 }
 
+// The gnuplot functions the log-log plots draw through: FLOOR (f's), cy(v) lifting values below it to it (NaN kept),
+// cx(p) drawing position or offset 0 at position_floor.
+std::string clamp_functions(const log_floor& f) {
+  return "FLOOR = " + gp_number(f.floor) + "\n" + "cy(v) = (v != v) ? NaN : (v > FLOOR ? v : FLOOR)\n" +
+         "cx(p) = (p > " + gp_number(position_floor) + " ? p : " + gp_number(position_floor) + ")\n";
+}
+
 std::string floor_note(const log_floor& f, std::string_view what) {
   if (!f.clamps_zeros) return "";
   return " Zero " + std::string(what) + " are drawn at the floor " + short_number(f.floor, 2) + ".";
 }
-
 
 std::vector<position_errors> thin(const std::vector<position_errors>& points) {
   std::vector<position_errors> out;
@@ -169,9 +175,7 @@ std::optional<plot> field_plot(const report_result& r, const std::vector<plot_so
   s += "set logscale xy\n";
   s += position_tics(r.request.max_position);
   s += "set format y '10^{%L}'\n";
-  s += "FLOOR = " + gp_number(f.floor) + "\n";
-  s += "cy(v) = (v != v) ? NaN : (v > FLOOR ? v : FLOOR)\n";
-  s += "cx(p) = (p > " + gp_number(position_floor) + " ? p : " + gp_number(position_floor) + ")\n";
+  s += clamp_functions(f);
   const std::int64_t train = r.request.train_length;
   if (train > 0 && train <= r.request.max_position) {
     s += "set arrow 1 from " + integer(train) + ", graph 0 to " + integer(train) +
@@ -245,9 +249,7 @@ std::optional<plot> score_offset_plot(const report_result& r, const std::vector<
   s += "set logscale xy\n";
   s += position_tics(r.request.max_position);
   s += "set format y '10^{%L}'\n";
-  s += "FLOOR = " + gp_number(f.floor) + "\n";
-  s += "cy(v) = (v != v) ? NaN : (v > FLOOR ? v : FLOOR)\n";
-  s += "cx(p) = (p > " + gp_number(position_floor) + " ? p : " + gp_number(position_floor) + ")\n";
+  s += clamp_functions(f);
   s += "plot \\\n";
   for (std::size_t k = 0; k < shown.size(); ++k) {
     const std::size_t i = shown[k];
@@ -318,9 +320,7 @@ std::optional<plot> sources_plot(const report_result& r, const plot_source& sour
   // Below the frame, clear of the x label (gnuplot's own "below" key overlaps it).
   g += "set key horizontal maxcols 2 Left reverse width -2 at screen 0.5, screen 0.015 center bottom\n";
   g += "set bmargin 9\n";
-  g += "FLOOR = " + gp_number(f.floor) + "\n";
-  g += "cy(v) = (v != v) ? NaN : (v > FLOOR ? v : FLOOR)\n";
-  g += "cx(p) = (p > " + gp_number(position_floor) + " ? p : " + gp_number(position_floor) + ")\n";
+  g += clamp_functions(f);
   g += "plot \\\n";
   for (std::size_t k = 0; k < shown.size(); ++k) {
     const bool total = k == 0 && std::string_view(shown[k]->field) == "angle_rad";
