@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "explain/claim_lines.hpp"
+#include "ropecheck/bias_config.hpp"
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/presets.hpp"
@@ -95,6 +96,9 @@ struct convention_flags {
   std::optional<std::int64_t> max_model_len;  // vLLM's engine-wide length (LongRoPE's choice)
   bool assume_llama = false;
   bool indexer = false;  // the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5) instead of the attention's
+  // A score-matrix bias's declarations (bias_config.hpp bias_declaration): a tensor-parallel rank's heads, the stack.
+  std::optional<int> head_offset, local_heads;
+  std::optional<std::string> stack;
 
   void add_to(CLI::App* app) {
     app->add_option("--layer", layer,
@@ -138,6 +142,14 @@ struct convention_flags {
                   "check the MLA lightning indexer's RoPE (DeepSeek-V3.2, GLM-5: its own layout over the first "
                   "qk_rope_head_dim of index_head_dim coordinates) instead of the attention's; a dump's __metadata__ "
                   "\"part\": \"indexer\" says the same");
+    app->add_option("--head-offset", head_offset,
+                    "ALiBi: the first global head the kernel holds (a tensor-parallel rank r of local heads L: r x L); "
+                    "its slopes are the global rule's from that head")->check(CLI::Range(0, 1 << 20));
+    app->add_option("--local-heads", local_heads,
+                    "ALiBi: the heads the kernel holds (default: the global heads from --head-offset on)")->check(CLI::Range(1, 1 << 20));
+    app->add_option("--stack", stack,
+                    "encoder-decoder families (T5's bias): the stack whose self-attention is checked, encoder (bidirectional "
+                    "buckets) or decoder (causal); default encoder")->check(CLI::IsMember({"encoder", "decoder"}));
     app->add_flag("--assume-llama", assume_llama,
                   "read a config.json whose model_type ropecheck has no facts for as HF Llama's code reads it (recorded as an "
                   "assumption)");
@@ -154,6 +166,49 @@ struct convention_flags {
     d.engine = engine == "vllm" ? engine_reading::vllm : engine_reading::transformers;
     d.max_model_len = max_model_len;
     return d;
+  }
+  [[nodiscard]] bool any_bias_flag() const { return head_offset || local_heads || stack; }
+  // What the flags declare about a score-matrix bias (bias_config.hpp).
+  [[nodiscard]] bias_declaration bias_decl() const {
+    bias_declaration d;
+    d.head_offset = head_offset;
+    d.local_heads = local_heads;
+    d.stack = stack;
+    d.layer = layer;
+    d.engine = engine == "vllm" ? engine_reading::vllm : engine_reading::transformers;
+    return d;
+  }
+  // The bias claim of --config when its family adds a score-matrix bias (ALiBi, T5's buckets), std::nullopt when it
+  // does not (a RoPE claim: resolve() reads it). RoPE's convention flags on a bias claim, and the bias flags on a
+  // RoPE claim, are errors naming the flag: neither is silently dropped.
+  [[nodiscard]] std::optional<bias_config_parse> resolve_bias() const {
+    const auto bias_flag = [&] {
+      return std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : "--stack");
+    };
+    if (config_path.empty()) {
+      if (any_bias_flag())
+        throw std::invalid_argument(bias_flag() + " needs --config (a config.json of a family whose attention adds a bias: "
+                                                  "ALiBi's BLOOM, MPT, Falcon; T5's buckets)");
+      return std::nullopt;
+    }
+    std::optional<bias_config_parse> b = load_bias_config(config_path, bias_decl());
+    if (!b) {
+      if (any_bias_flag())
+        throw std::invalid_argument(bias_flag() + ": " + config_path + " claims no score-matrix bias (its family's attention "
+                                                  "adds none), so there is nothing for it to declare");
+      return std::nullopt;
+    }
+    const std::string what = b->claim.scheme == bias_scheme::alibi ? "ALiBi" : "T5's bucketed bias";
+    const auto refuse = [&](const std::string& flag) {
+      throw std::invalid_argument(flag + ": " + config_path + " claims " + what + " (" + b->family +
+                                  "), not RoPE; RoPE's convention flags do not apply to it");
+    };
+    if (!preset.empty()) throw std::invalid_argument("give --config or --preset, not both");
+    if (indexer) refuse("--indexer");
+    if (assume_llama) refuse("--assume-llama");
+    if (max_model_len) refuse("--max-model-len");
+    if (any_override()) refuse(overrides().front().substr(0, overrides().front().find(' ')));
+    return b;
   }
   // A claim by flags alone (no --config, no --preset) must say what no default may stand for, the base and
   // the layout: the missing ones as " --base (rope_theta) --layout (...)"; empty when said (or when a config or
@@ -216,6 +271,10 @@ struct convention_flags {
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
     if (indexer && config_path.empty()) throw std::invalid_argument("--indexer needs --config (a DeepSeek-V3.2 / GLM-5 config.json)");
+    if (any_bias_flag())  // the doors that judge a bias ask resolve_bias() first; this door judges RoPE only
+      throw std::invalid_argument(std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : "--stack") +
+                                  " declares a score-matrix bias (ALiBi, T5), which this door does not judge: the score door "
+                                  "does (`probe --form attention`, `audit` of its outputs, `audit --scores`)");
     if (engine != "transformers" && config_path.empty())
       throw std::invalid_argument("--engine needs --config (it says whose reading of a config.json is claimed)");
     rope_config cfg;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -167,6 +168,29 @@ inline void validate(const bias_claim& c) {
     case alibi_distance::symmetric: return -slope * static_cast<double>(m > n ? m - n : n - m);
   }
   return 0;
+}
+
+// The claim in one line, as every door prints it and a probe file records it ("ALiBi press slopes of 32 heads
+// (heads 16..31 held), distance key_position" / "T5 buckets 32, max_distance 128, bidirectional, 8 heads").
+[[nodiscard]] inline std::string describe(const bias_claim& c) {
+  const auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return std::string(b);
+  };
+  if (c.scheme == bias_scheme::t5)
+    return "T5 buckets " + std::to_string(c.t5.num_buckets) + ", max_distance " + std::to_string(c.t5.max_distance) + ", " +
+           (c.t5.bidirectional ? "bidirectional" : "causal") + ", " + std::to_string(c.t5.heads) + " heads";
+  const alibi_claim& a = c.alibi;
+  std::string s = "ALiBi " + std::string(to_string(a.rule)) + " slopes";
+  if (a.rule == alibi_slope_rule::mpt) s += " (alibi_bias_max " + num(a.bias_max) + ")";
+  s += " of " + std::to_string(a.heads) + " heads";
+  if (a.head_offset != 0 || a.held_heads() != a.heads)
+    s += " (heads " + std::to_string(a.head_offset) + ".." + std::to_string(a.head_offset + a.held_heads() - 1) + " held)";
+  s += ", distance " + std::string(to_string(a.distance));
+  if (a.bias_scale != 1) s += ", bias x " + num(a.bias_scale);
+  if (a.slopes_bf16) s += ", slopes in bf16";
+  return s;
 }
 
 // T5's bucket of key n for query m (relative position n - m), HF's float32 arithmetic (positional.hpp).

@@ -44,6 +44,7 @@ struct bias_config_parse {
   std::string model_type, family, via;
   std::string stack;                 // "" (decoder-only), "encoder", "decoder"
   int layer = 0;                     // the layer the claim is of
+  int head_dim = 0;                  // the attention's head dim (hidden_size / heads; T5: d_kv): the probe's q, k width
   std::vector<bias_layer> layers;    // the stack's layers (empty when the config gives no layer count)
   ropecheck::claim info;                      // family, layer and the facts of the claim with their sources (claim_lines)
   std::vector<std::string> notes;    // decisions, each with its source

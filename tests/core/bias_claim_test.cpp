@@ -118,5 +118,24 @@ TEST(BiasClaim, ValidateNamesTheField) {
   EXPECT_EQ(message(t).rfind("relative_attention_num_buckets:", 0), 0u) << message(t);
 }
 
+TEST(BiasClaim, DescribeSaysEveryFactThatDiffersFromThePlainRule) {
+  bias_claim c;
+  c.alibi.heads = 32;
+  EXPECT_EQ(describe(c), "ALiBi press slopes of 32 heads, distance relative");
+  c.alibi.rule = alibi_slope_rule::mpt;
+  c.alibi.head_offset = 16;
+  c.alibi.local_heads = 16;
+  c.alibi.bias_scale = 0.125;
+  c.alibi.slopes_bf16 = true;
+  c.alibi.distance = alibi_distance::key_position;
+  EXPECT_EQ(describe(c), "ALiBi mpt slopes (alibi_bias_max 8) of 32 heads (heads 16..31 held), distance key_position, bias x 0.125, "
+                         "slopes in bf16");
+  bias_claim t;
+  t.scheme = bias_scheme::t5;
+  t.t5.heads = 8;
+  t.t5.bidirectional = false;
+  EXPECT_EQ(describe(t), "T5 buckets 32, max_distance 128, causal, 8 heads");
+}
+
 }  // namespace
 }  // namespace ropecheck
