@@ -43,6 +43,7 @@
 #include "audit_input.hpp"
 #include "audit_output.hpp"
 #include "attention_outputs.hpp"
+#include "bias_outputs.hpp"
 #include "score_dump_input.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/repeat_calls.hpp"
@@ -425,12 +426,47 @@ rope_config claim_without_dump(const convention_flags& cf, int head_dim, const s
 
 // `ropecheck audit` of the outputs of the probe's attention calls (audit/attention_outputs.hpp): the scores read
 // from o, judged against the claim the probe was made for (checked, as for the other forms).
+// `ropecheck audit` of the outputs of a bias probe's attention calls (audit/bias_outputs.hpp): the biases read from o,
+// judged against the bias claim the probe was made for.
+int run_bias_outputs_audit(const audit_flags& af, bias_config_parse claimed, const audit::attention_outputs_contents& c,
+                           const std::string& command, std::chrono::steady_clock::time_point t0) {
+  const auto meta = [&](const char* k) { return c.metadata.count(k) ? c.metadata.at(k) : std::string("?"); };
+  if (describe(claimed.claim) != meta("convention"))
+    throw probe_claim_mismatch(af.dump + ": the probe was made for \"" + meta("convention") + "\" but the claim given is \"" +
+                               describe(claimed.claim) + "\": give the probe's claim (__metadata__ claim_args: " +
+                               meta("claim_args") + ")");
+  audit::bias_report r;
+  r.version = ROPECHECK_VERSION;
+  r.command = command;
+  r.source = af.dump;
+  r.metadata = c.metadata;
+  r.notes = claimed.notes;
+  r.claimed = std::move(claimed);
+  const judge::attention_probe p = audit::matching_bias_probe(af.dump, c, r.claimed.claim);
+  r.v = judge::judge_bias(judge::bias_evidence_of_attention(p, c.o, c.dtype), r.claimed.claim, judge_options(af));
+  r.nondeterministic = judge::repeat_call_finding(c.o, c.o_again, c.q_positions, c.heads, c.value_dim, "attention calls");
+  r.passed = r.v.pass && !r.nondeterministic;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.rerun = "ropecheck audit " + cli::shell_word(af.dump);
+  for (const auto& a : nlohmann::json::parse(c.metadata.count("claim_args") ? c.metadata.at("claim_args") : "[]"))
+    r.rerun += " " + cli::shell_word(a.get<std::string>());
+  if (af.strict) r.rerun += " --strict";
+  if (af.json) write_file(*af.json, audit::bias_json(r));
+  if (af.junit) write_file(*af.junit, audit::bias_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::bias_summary(r).c_str(), stdout);
+  return r.passed ? 0 : 1;
+}
+
 int run_attention_outputs_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const audit::attention_outputs_contents c = audit::read_attention_outputs(af.dump);
   const auto meta = [&](const char* k) { return c.metadata.count(k) ? c.metadata.at(k) : std::string("?"); };
   const std::string give = "give the probe's claim (__metadata__ claim_args: " + meta("claim_args") + ")";
+  if (std::optional<bias_config_parse> bias = cf.resolve_bias()) return run_bias_outputs_audit(af, std::move(*bias), c, command, t0);
+  if (c.metadata.count("scheme"))
+    throw probe_claim_mismatch(af.dump + ": the probe was made for a score-matrix bias (\"" + meta("convention") +
+                               "\"), not for RoPE: " + give);
   audit::attention_report r;
   r.version = ROPECHECK_VERSION;
   r.command = command;

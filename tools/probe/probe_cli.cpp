@@ -11,6 +11,7 @@
 
 #include "plugin_limits.hpp"
 #include "probe_file.hpp"
+#include "ropecheck/judge/bias.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/sentence.hpp"
 
@@ -25,6 +26,9 @@ std::vector<std::string> claim_arguments(const cli::convention_flags& f) {
   if (f.assume_llama) a.emplace_back("--assume-llama");
   if (f.engine != "transformers") a.insert(a.end(), {"--engine", f.engine});
   if (f.max_model_len) a.insert(a.end(), {"--max-model-len", std::to_string(*f.max_model_len)});
+  if (f.head_offset) a.insert(a.end(), {"--head-offset", std::to_string(*f.head_offset)});
+  if (f.local_heads) a.insert(a.end(), {"--local-heads", std::to_string(*f.local_heads)});
+  if (f.stack) a.insert(a.end(), {"--stack", *f.stack});
   for (const std::string& o : f.overrides()) {  // "--flag value"
     const auto space = o.find(' ');
     a.push_back(o.substr(0, space));
@@ -39,7 +43,9 @@ void probe_command::add_to(CLI::App& app) {
   app_->add_option("--dtype", dtype_, "the kernel's dtype: float32, bfloat16, float16 or float64")->required();
   app_->add_option("--out", out_, "the probe file to write (safetensors; layout: docs/python.md)")->required();
   app_->add_option("--seed", seed_, "seed of the probe's inputs (default: ROPECHECK_SEED, else the suites' default)");
-  app_->add_option("--heads", heads_, "heads per token (the query heads of --form qk)")->check(CLI::Range(1, 64))->capture_default_str();
+  app_->add_option("--heads", heads_,
+                   "heads per token (the query heads of --form qk and attention; default 4, attention 8, a bias claim its "
+                   "held heads)")->check(CLI::Range(1, 1 << 12));
   app_->add_option("--form", form_, "x: fn(x, positions) -> y; qk: fn(q, k, positions) -> (q', k'), judged together")
       ->check(CLI::IsMember({"x", "qk", "attention"}))
       ->capture_default_str();
@@ -64,6 +70,10 @@ int probe_command::run(const std::string& command) {
     if (const std::string missing = conv_.unsaid_by_flags_alone(); !missing.empty())
       throw std::invalid_argument("a claim by flags alone must say" + missing +
                                   " (or give --config config.json / --preset NAME, which say them)");
+    if (const std::optional<bias_config_parse> bias = conv_.resolve_bias()) return run_bias(*bias, command);
+    if (form_ == "attention" && !heads_ && !kv_heads_) heads_ = 8, kv_heads_ = 2;
+    const int heads = heads_.value_or(4);
+    if (heads > 64) throw std::invalid_argument("--heads " + std::to_string(heads) + ": at most 64 for a RoPE claim");
     if (form_ != "x" && !kv_heads_)
       throw std::invalid_argument("--form " + form_ + " needs --kv-heads N (the key heads; equal to --heads without GQA)");
     if (form_ == "x" && kv_heads_)
@@ -84,7 +94,7 @@ int probe_command::run(const std::string& command) {
     if (max_position_ > 0 && max_position_ < judge::max_prefill_tokens - 1)
       throw std::invalid_argument("--max-position " + std::to_string(max_position_) + " is below the probe's dense positions 0.." +
                                   std::to_string(judge::max_prefill_tokens - 1) + ": a kernel that cannot take those cannot be judged");
-    const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads_), claimed, limits,
+    const audit::limited_probe probe = audit::limit_probe(judge::make_probe(claimed, seed, heads), claimed, limits,
                                                                   "--max-position; in Python check(max_position=) or the adapter's");
     if (!probe.note.empty() && form_ != "attention") notes.push_back(probe.note);  // the attention form's positions are its own
     const judge::probe_set& p = probe.set;
@@ -105,7 +115,7 @@ int probe_command::run(const std::string& command) {
         {"command", command}};
     if (form_ != "x") meta["kv_heads"] = std::to_string(*kv_heads_);
     if (form_ == "attention") {
-      const judge::attention_probe a = judge::make_attention_probe(claimed, heads_, *kv_heads_, value_dim_.value_or(claimed.head_dim),
+      const judge::attention_probe a = judge::make_attention_probe(claimed, heads, *kv_heads_, value_dim_.value_or(claimed.head_dim),
                                                                    softmax_scale_.value_or(0), max_position_);
       meta["value_dim"] = std::to_string(a.value_dim);
       meta["softmax_scale"] = judge::fmt("%.17g", a.softmax_scale);
@@ -114,15 +124,15 @@ int probe_command::run(const std::string& command) {
       audit::write_safetensors(out_, probe_tensors_attention(a, t), meta);
       std::printf("ropecheck probe: %s: %d attention calls (queries at one position and its %d keys before it each) x %d query and %d key heads x %d, "
                   "values %d (%s), %s; claim %s\n", out_.c_str(), a.calls_count(), std::min(a.value_dim, judge::max_attention_keys),
-                  heads_, *kv_heads_, a.head_dim, a.value_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(),
+                  heads, *kv_heads_, a.head_dim, a.value_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(),
                   claimed_from.c_str());
       for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
       return 0;
     }
     audit::write_safetensors(out_, form_ == "qk" ? probe_tensors_qk(p, *kv_heads_, t) : probe_tensors(p, t), meta);
-    const std::string heads = form_ == "qk" ? std::to_string(p.heads) + " query and " + std::to_string(*kv_heads_) + " key heads"
-                                            : std::to_string(p.heads) + " heads";
-    std::printf("ropecheck probe: %s: %d tokens x %s x %d (%s), %s; claim %s\n", out_.c_str(), p.tokens(), heads.c_str(),
+    const std::string heads_text = form_ == "qk" ? std::to_string(p.heads) + " query and " + std::to_string(*kv_heads_) + " key heads"
+                                                 : std::to_string(p.heads) + " heads";
+    std::printf("ropecheck probe: %s: %d tokens x %s x %d (%s), %s; claim %s\n", out_.c_str(), p.tokens(), heads_text.c_str(),
                 p.head_dim, dtype_.c_str(), judge::convention_line(claimed).c_str(), claimed_from.c_str());
     for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
     return 0;
@@ -130,6 +140,51 @@ int probe_command::run(const std::string& command) {
     std::cerr << "ropecheck probe: " << e.what() << '\n';
     return 2;
   }
+}
+
+int probe_command::run_bias(const bias_config_parse& b, const std::string& command) {
+  const bias_claim& c = b.claim;
+  const std::string scheme = c.scheme == bias_scheme::alibi ? "ALiBi" : "T5's bucketed bias";
+  if (form_ != "attention")
+    throw std::invalid_argument("--form " + form_ + ": " + conv_.config_path + " claims " + scheme + " (" + b.family +
+                                "), a bias on the scores, not a rotation of q or k: it is judged at the score, --form attention");
+  const int held = c.scheme == bias_scheme::alibi ? c.alibi.held_heads() : c.t5.heads;
+  if (heads_ && *heads_ != held)
+    throw std::invalid_argument("--heads " + std::to_string(*heads_) + ": the claim's kernel holds " + std::to_string(held) +
+                                " heads (" + describe(c) + "; a tensor-parallel rank: --head-offset, --local-heads)");
+  const int kv_heads = kv_heads_.value_or(held);
+  if (b.head_dim < 1) throw std::invalid_argument(conv_.config_path + ": the claim gives no head_dim (the probe's q, k width)");
+  const plugin::dtype t = parse_dtype(dtype_);
+  const judge::attention_probe a = judge::make_bias_probe(c, kv_heads, value_dim_.value_or(b.head_dim), b.head_dim,
+                                                          softmax_scale_.value_or(0), max_position_);
+  std::uint64_t seed = judge::default_seed;
+  if (seed_) seed = *seed_;
+  else if (const char* env = std::getenv("ROPECHECK_SEED")) seed = std::strtoull(env, nullptr, 0);
+  std::map<std::string, std::string> meta{
+      {"ropecheck_probe", "1"},
+      {"form", "attention"},
+      {"scheme", std::string(to_string(c.scheme))},
+      {"dtype", dtype_},
+      {"seed", std::to_string(seed)},
+      {"heads", std::to_string(a.q_heads)},
+      {"kv_heads", std::to_string(a.k_heads)},
+      {"head_dim", std::to_string(a.head_dim)},
+      {"value_dim", std::to_string(a.value_dim)},
+      {"softmax_scale", judge::fmt("%.17g", a.softmax_scale)},
+      {"calls", std::to_string(a.calls_count())},
+      {"tokens", std::to_string(a.q_positions.size())},
+      {"convention", describe(c)},
+      {"claim_args", nlohmann::json(claim_arguments(conv_)).dump()},
+      {"max_position", std::to_string(max_position_)},
+      {"notes", nlohmann::json(b.notes).dump()},
+      {"ropecheck_version", ROPECHECK_VERSION},
+      {"command", command}};
+  audit::write_safetensors(out_, probe_tensors_attention(a, t), meta);
+  std::printf("ropecheck probe: %s: %d attention calls (a query and up to %d keys each) x %d query and %d key heads x %d, values %d "
+              "(%s); claim %s (%s, %s)\n", out_.c_str(), a.calls_count(), std::min(a.value_dim, judge::max_attention_keys), a.q_heads,
+              a.k_heads, a.head_dim, a.value_dim, dtype_.c_str(), describe(c).c_str(), b.family.c_str(), conv_.config_path.c_str());
+  for (const auto& n : b.notes) std::printf("note: %s\n", n.c_str());
+  return 0;
 }
 
 }  // namespace ropecheck::probe

@@ -9,7 +9,10 @@
 // --form x (the default): one tensor x through fn(x, positions) -> y. --form qk: queries q (--heads) and keys k
 // (--kv-heads, dividing --heads) through fn(q, k, positions) -> (q', k'), judged together (docs/scores.md).
 // --form attention: RoPE inside attention, fn(q, k, v, q_positions, k_positions) -> o, the scores read from o
-// (ropecheck/judge/readout.hpp); --softmax-scale is the claim's scale (default head_dim^-0.5), --value-dim v's width.
+// (ropecheck/judge/readout.hpp); --softmax-scale is the claim's scale (default head_dim^-0.5), --value-dim v's width;
+// --heads and --kv-heads default to 8 and 2. A config whose family adds a score-matrix bias (ALiBi, T5's buckets;
+// bias_config.hpp) is probed in the attention form only, with the bias design (ropecheck/judge/bias.hpp): query
+// heads the claim's held heads (--heads, if given, must say the same), key heads --kv-heads (default: as many).
 //
 // The claim is stated explicitly (a config, a preset, or convention flags with --head-dim): it is the
 // convention the outputs are judged against, and the file records the arguments that state it
@@ -33,13 +36,15 @@ class probe_command {
   void add_to(CLI::App& app);
   [[nodiscard]] bool parsed() const { return app_->parsed(); }
   int run(const std::string& command);
+  // A bias claim (ALiBi, T5): the attention form's bias probe (ropecheck/judge/bias.hpp).
+  int run_bias(const bias_config_parse& b, const std::string& command);
 
  private:
   CLI::App* app_ = nullptr;
   cli::convention_flags conv_;
   std::string dtype_, out_;
   std::optional<std::uint64_t> seed_;
-  int heads_ = 4;
+  std::optional<int> heads_;  // default: 4 (x, qk), 8 (attention with RoPE), the claim's held heads (a bias claim)
   std::optional<int> kv_heads_, value_dim_;
   std::optional<double> softmax_scale_;
   std::string form_ = "x";
