@@ -496,6 +496,33 @@ int run_scores_audit(const audit_flags& af, const convention_flags& cf, const st
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   audit::loaded_scores in = audit::load_score_dump(af.dump, af.dtype);
+  if (std::optional<bias_config_parse> bias = cf.resolve_bias()) {
+    // A family whose attention adds a bias (ALiBi, T5): the scores minus scale <q, k> are its biases.
+    audit::bias_report r;
+    r.door = "scores";
+    r.version = ROPECHECK_VERSION;
+    r.command = command;
+    r.source = af.dump;
+    r.notes = in.notes;
+    r.notes.insert(r.notes.end(), bias->notes.begin(), bias->notes.end());
+    // The scale of <q, k>: the dump's, else the family's: T5 scales nothing (transformers models/t5/modeling_t5.py
+    // T5Attention.forward: scores = matmul(q, k^T), no 1/sqrt(d)); BLOOM, MPT and Falcon scale q.k by head_dim^-0.5.
+    const double scale = in.d.softmax_scale > 0 ? in.d.softmax_scale
+                         : bias->claim.scheme == bias_scheme::t5 ? 1.0
+                                                                 : 1 / std::sqrt(static_cast<double>(in.d.head_dim));
+    r.metadata = {{"what", in.d.what == judge::score_dump::kind::weights ? "weights" : "logits"},
+                  {"dtype", in.d.dtype},
+                  {"softmax_scale", judge::fmt("%.9g", scale)}};
+    r.claimed = std::move(*bias);
+    r.v = judge::judge_bias(judge::bias_evidence_of_scores(in.d, scale), r.claimed.claim, judge_options(af));
+    r.passed = r.v.pass;
+    r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    r.rerun = command;
+    if (af.json) write_file(*af.json, audit::bias_json(r));
+    if (af.junit) write_file(*af.junit, audit::bias_junit(r));
+    if (!(af.json && *af.json == "-")) std::fputs(audit::bias_summary(r).c_str(), stdout);
+    return r.passed ? 0 : 1;
+  }
   audit::scores_report r;
   r.version = ROPECHECK_VERSION;
   r.command = command;

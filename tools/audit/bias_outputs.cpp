@@ -65,14 +65,21 @@ std::string slopes_line(const std::vector<double>& fitted, const bias_claim& c) 
 }  // namespace
 
 std::string bias_summary(const bias_report& r) {
-  std::string s = "ropecheck audit: " + r.source + " (outputs of the bias probe's attention calls: kernel " + meta_of(r, "kernel") +
-                  ", adapter " + meta_of(r, "adapter") + ", device " + meta_of(r, "device") + ", " + meta_of(r, "dtype") + ")\n";
+  const bool scores = r.door == "scores";
+  std::string s = scores ? "ropecheck audit --scores: " + r.source + " (" + meta_of(r, "what") + " in " + meta_of(r, "dtype") + ")\n"
+                         : "ropecheck audit: " + r.source + " (outputs of the bias probe's attention calls: kernel " +
+                               meta_of(r, "kernel") + ", adapter " + meta_of(r, "adapter") + ", device " + meta_of(r, "device") +
+                               ", " + meta_of(r, "dtype") + ")\n";
   for (const auto& line : explain::claim_lines(r.claimed.info)) s += "  " + line + "\n";
   s += "  claimed: " + describe(r.claimed.claim) + " (" + r.claimed.family + ")\n";
-  s += judge::fmt("  %s calls (a query and up to %d keys each), %s query and %s key heads; %lld scores read from the outputs "
-                  "(log(w_j / w_ref): the bias up to the row's constant)\n",
-                  meta_of(r, "calls").c_str(), judge::max_attention_keys, meta_of(r, "heads").c_str(), meta_of(r, "kv_heads").c_str(),
-                  static_cast<long long>(r.v.cells));
+  if (scores)
+    s += judge::fmt("  %lld scores read (each minus scale <q, k> at scale %s: the bias up to the row's constant)\n",
+                    static_cast<long long>(r.v.cells), meta_of(r, "softmax_scale").c_str());
+  else
+    s += judge::fmt("  %s calls (a query and up to %d keys each), %s query and %s key heads; %lld scores read from the outputs "
+                    "(log(w_j / w_ref): the bias up to the row's constant)\n",
+                    meta_of(r, "calls").c_str(), judge::max_attention_keys, meta_of(r, "heads").c_str(), meta_of(r, "kv_heads").c_str(),
+                    static_cast<long long>(r.v.cells));
   s += slopes_line(r.v.fitted_slopes, r.claimed.claim);
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   if (r.nondeterministic) s += judge::finding_line(*r.nondeterministic, "  ");
@@ -84,7 +91,8 @@ std::string bias_summary(const bias_report& r) {
   shown.pass = r.v.pass;
   shown.findings = r.v.findings;
   s += judge::findings_block(shown, {"\n", "  ", ""});
-  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + ": the attention calls " + (r.passed ? "pass" : "FAIL") + "\n";
+  s += std::string("\n") + (r.passed ? "PASS" : "FAIL") + (scores ? ": the scores " : ": the attention calls ") +
+       (r.passed ? "pass" : "FAIL") + "\n";
   const std::vector<judge::finding> all = all_findings(r);
   if (!r.passed && !all.empty()) s += judge::finding_line(all.front(), "  first finding: ");
   s += judge::fmt("  audit %.2f s\n  rerun: %s\n", r.seconds, r.rerun.c_str());
@@ -95,8 +103,8 @@ std::string bias_json(const bias_report& r) {
   nlohmann::json j;
   j["schema_version"] = 1;
   j["ropecheck_version"] = r.version;
-  j["kind"] = "probe_outputs";
-  j["form"] = "attention";
+  j["kind"] = r.door == "scores" ? "scores" : "probe_outputs";
+  j["form"] = r.door;
   j["scheme"] = std::string(to_string(r.claimed.claim.scheme));
   j["command"] = r.command;
   j["source"] = r.source;
@@ -109,7 +117,7 @@ std::string bias_json(const bias_report& r) {
   j["claimed"] = {{"from", r.claimed.info.source}, {"description", describe(r.claimed.claim)}, {"family", r.claimed.family}};
   j["findings"] = nlohmann::json::array();
   for (const auto& x : all_findings(r))
-    j["findings"].push_back({{"bug_class", x.bug_class}, {"sentence", x.sentence}, {"confidence", x.confidence}, {"form", "attention"}});
+    j["findings"].push_back({{"bug_class", x.bug_class}, {"sentence", x.sentence}, {"confidence", x.confidence}, {"form", r.door}});
   j["bias"] = {{"read", r.v.cells},
                {"pass", r.v.pass},
                {"worst_error_over_allowance", r.v.worst_ratio},
@@ -118,7 +126,7 @@ std::string bias_json(const bias_report& r) {
                {"tolerance_reason", r.v.tolerance_reason}};
   if (r.claimed.claim.scheme == bias_scheme::alibi) j["bias"]["claimed_slopes"] = claimed_slopes(r.claimed.claim.alibi);
   j["forms"] = nlohmann::json::object();
-  j["forms"]["attention"] = {{"pass", r.passed}, {"calls", "attention calls (a query and its keys a call)"}};
+  if (r.door == "attention") j["forms"]["attention"] = {{"pass", r.passed}, {"calls", "attention calls (a query and its keys a call)"}};
   j["seconds"] = {{"audit", r.seconds}};
   return j.dump(2) + "\n";
 }
@@ -128,6 +136,8 @@ std::string bias_junit(const bias_report& r) {
   const std::vector<judge::finding> all = all_findings(r);
   if (!all.empty()) first = all.front();
   const auto kernel = r.metadata.count("kernel") ? r.metadata.at("kernel") : std::string("kernel");
+  if (r.door == "scores")
+    return one_case_junit("ropecheck.scores", r.source + " (" + describe(r.claimed.claim) + ")", r.passed, first, bias_summary(r));
   return one_case_junit("ropecheck.probe." + kernel, "attention calls (" + describe(r.claimed.claim) + ")", r.passed, first,
                         bias_summary(r));
 }

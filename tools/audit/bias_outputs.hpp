@@ -3,7 +3,8 @@
 // the attention outputs read back as biases (ropecheck/judge/bias.hpp) and judged against the claim.
 //
 // The file is an attention outputs file (attention_outputs.hpp reads it) whose __metadata__ says "scheme" (alibi or
-// t5). The probe is made again from the claim and the file's metadata and must be the file's, bit for bit.
+// t5). `audit --scores` of a bias family's score or weight dump is reported by the same functions (door "scores").
+// The probe is made again from the claim and the file's metadata and must be the file's, bit for bit.
 #pragma once
 
 #include <filesystem>
@@ -24,6 +25,7 @@ namespace ropecheck::audit {
                                                         const bias_claim& claimed);
 
 struct bias_report {
+  std::string door = "attention";  // "attention" (outputs of the bias probe) or "scores" (`audit --scores` of a dump)
   std::string version, command, source, rerun;
   std::map<std::string, std::string> metadata;
   bias_config_parse claimed;

@@ -64,6 +64,13 @@ struct bias_verdict {
 [[nodiscard]] bias_evidence bias_evidence_of_attention(const attention_probe& p, const std::vector<double>& o,
                                                        const std::string& dtype);
 
+struct score_dump;
+// The rows of a score or weight dump (`audit --scores`; score_dump.hpp) of a family whose attention adds a bias and
+// rotates nothing: each kept score minus softmax_scale <q_h, k_g> (the inputs' dot product, query head h reading key
+// head h / (Hq / Hk)), with the read-out's allowance (judge/src/bias_scores.cpp says it). Throws std::invalid_argument
+// on sizes that disagree, non-finite inputs or scale, or no row with two keys.
+[[nodiscard]] bias_evidence bias_evidence_of_scores(const score_dump& d, double softmax_scale);
+
 // The verdict of the evidence against the claim.
 [[nodiscard]] bias_verdict judge_bias(const bias_evidence& e, const bias_claim& claimed, const audit_options& opt = {});
 
