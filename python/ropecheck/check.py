@@ -216,9 +216,13 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     if max_position is None:
         max_position = getattr(fn, "ropecheck_max_position", getattr(outer, "ropecheck_max_position", None))
     probe_path, outputs_path = where / "probe.safetensors", where / "outputs.safetensors"
-    args = ["probe", *claim_args, "--dtype", name, "--heads", str(int(heads)), "--out", str(probe_path)]
+    args = ["probe", *claim_args, "--dtype", name, "--out", str(probe_path)]
+    if heads is not None:  # None (check_attention's default): the probe's (8 for RoPE, a bias claim's own heads)
+        args += ["--heads", str(int(heads))]
     if form != "x":
-        args += ["--form", form, "--kv-heads", str(kv_heads)]
+        args += ["--form", form]
+    if kv_heads is not None:
+        args += ["--kv-heads", str(kv_heads)]
     if value_dim is not None:
         args += ["--value-dim", str(value_dim)]
     if seed is not None:
@@ -306,7 +310,7 @@ def assert_qk_conforms(fn, config=None, **kwargs) -> Verdict:
     return v
 
 
-def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", heads=8, kv_heads=2,
+def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="cpu", heads=None, kv_heads=None,
                     value_dim=None, layer=None, part=None, reference="exact", strict=False, seed=None,
                     max_position=None, dump_dir=None, claim=None) -> Verdict:
     """Check an attention kernel that applies RoPE inside, `fn(q, k, v, q_positions, k_positions) -> o`, against the
@@ -317,7 +321,11 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     holds them) and v [keys, kv_heads, value_dim] (key j's value one-hot e_j), all on `device`, q, k, v in `dtype`; it
     returns a new o [queries, heads, value_dim] in q's dtype, softmax(scale q' k'^T) v with q' and k' rotated inside at
     their positions, leaving its inputs alone. kv_heads divides heads (query head h reads key head h // (heads //
-    kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature); value_dim (None: the
+    kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature); both None: 8 and 2 (one
+    given: the other equal). A config of a family whose attention adds a bias instead of rotating (ALiBi: BLOOM, MPT,
+    Falcon with alibi; T5's buckets) is judged the same way on the bias probe (docs/bias.md): fn adds its bias inside,
+    heads are the claim's (leave heads None), and the classes are the bias's (alibi_slopes_wrong, bias_missing, ...).
+    value_dim (None: the
     probe's default, head_dim) bounds the keys of a call. A callable carrying `ropecheck_attention` is checked through
     that attribute; ropecheck.adapters.eager_attention and flash_attn_kvcache make transformers-style and flash-attn
     kernels this callable. The judge names the classes of check() at the score (base_wrong, layout_swapped,
@@ -327,10 +335,12 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     """
     __tracebackhide__ = True
     try:
-        heads, kv_heads = _qk_heads(heads, kv_heads)
-        if heads % 2:
-            raise ClaimError(f"heads={heads}: the attention form takes an even number of query heads (heads 2p and "
-                             "2p + 1 read the same bands in quadrature, docs/scores.md); e.g. heads=8, kv_heads=2")
+        if heads is not None or kv_heads is not None:
+            heads, kv_heads = _qk_heads(heads if heads is not None else kv_heads, kv_heads if kv_heads is not None else heads)
+            if heads % 2:
+                raise ClaimError(f"heads={heads}: the attention form of a RoPE claim takes an even number of query heads "
+                                 "(heads 2p and 2p + 1 read the same bands in quadrature, docs/scores.md); e.g. heads=8, "
+                                 "kv_heads=2; a bias claim (ALiBi, T5) takes its heads from the config: leave heads=None")
         if value_dim is not None:
             if isinstance(value_dim, bool) or not isinstance(value_dim, int) or value_dim < 1:
                 raise ClaimError(f"value_dim={value_dim!r}: a positive integer, the width of v (None: head_dim)")
