@@ -35,6 +35,9 @@ struct bias_evidence {
   int heads = 0;                 // query heads (the claim's held heads)
   std::string dtype;             // the kernel's (outputs' or dump's) dtype
   std::vector<bias_row> rows;
+  double score_constant = 0;     // q.k x scale, the same for every key (the probe's design; 0 when unknown)
+  std::int64_t dropped_rows = 0; // rows with fewer than 2 keys of nonzero weight (underflow), left out
+  std::int64_t non_finite = 0;   // outputs that are NaN or infinite (the kernel's failure: judged non_finite)
 };
 
 struct bias_verdict {
@@ -55,7 +58,8 @@ struct bias_verdict {
 // key_position, T5 decoders) and straddle it for bidirectional ones (T5 encoders, ALiBi symmetric); T5's windows
 // cover every bucket up to past max_distance, consecutive windows of one query sharing a key. Throws
 // std::invalid_argument naming what does not fit.
-[[nodiscard]] attention_probe make_bias_probe(const bias_claim& c, int kv_heads, int value_dim, double softmax_scale,
+// head_dim: the kernel's q, k width (the config's; the design puts its signal-free q, k there).
+[[nodiscard]] attention_probe make_bias_probe(const bias_claim& c, int kv_heads, int value_dim, int head_dim, double softmax_scale,
                                               std::int64_t max_position = 0);
 
 // The rows of the attention outputs o [NQ][HQ][DV] (widened exactly from `dtype`) of the bias probe's calls.
