@@ -12,7 +12,11 @@
 //    b) The bias rounded once in T in the form the claim stores it (bias_rounding_share): HF BLOOM's
 //       build_alibi_tensor and Falcon's hold slopes x key position in the model dtype, so the stored bias is
 //       |slope n|, not |slope (m - n)|: at n = 65536 with slope 1/2 the bf16 spacing is 256, keys share a score.
-//       A relative form stores |slope (m - n)|. u_T |b_stored|.
+//       (build_alibi_tensor: `alibi = slopes[..., None] * arange_tensor` then `.reshape(...).to(dtype)`; Falcon's
+//       the same with `slopes[..., None].bfloat16()`, its scores `+ alibi` then `*= self.inv_norm_factor`: read in
+//       copies of transformers' models/bloom/modeling_bloom.py and models/falcon/modeling_falcon.py found by the
+//       code index, not yet in the transformers repository itself.) A relative form stores |slope (m - n)|.
+//       u_T |b_stored|.
 //    c) The score's own rounding in T: s = c + b summed in T (an eager kernel's baddbmm / +=): u_T (|c| + |b|).
 //    A kernel that forms its bias in fp32 (flash-attn's alibi_slopes) is inside (b) and (c) for any T >= fp32's.
 //    Nothing here is tuned: tests/judge/bias_test.cpp runs the engines' conventions under it in fp32, bf16, fp16.
