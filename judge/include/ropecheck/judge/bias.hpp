@@ -35,6 +35,9 @@ struct bias_evidence {
   int heads = 0;                 // query heads (the claim's held heads)
   std::string dtype;             // the kernel's (outputs' or dump's) dtype
   std::vector<bias_row> rows;
+  double score_constant = 0;     // q.k x scale, the same for every key (the probe's design; 0 when unknown)
+  std::int64_t dropped_rows = 0; // rows with fewer than 2 keys of nonzero weight (underflow), left out
+  std::int64_t non_finite = 0;   // outputs that are NaN or infinite (the kernel's failure: judged non_finite)
 };
 
 struct bias_verdict {

@@ -42,6 +42,12 @@ inline constexpr const char* qk_crossed = "qk_crossed";
 inline constexpr const char* key_positions_wrong = "key_positions_wrong";
 inline constexpr const char* key_convention_wrong = "key_convention_wrong";
 inline constexpr const char* score_scale_wrong = "score_scale_wrong";
+// The score-matrix schemes (judge/src/bias_alibi.cpp, bias_t5.cpp): a bias judged at the score.
+inline constexpr const char* alibi_slopes_wrong = "alibi_slopes_wrong";
+inline constexpr const char* bias_sign_wrong = "bias_sign_wrong";
+inline constexpr const char* bias_missing = "bias_missing";
+inline constexpr const char* bias_scaled = "bias_scaled";
+inline constexpr const char* bias_low_precision = "bias_low_precision";
 inline constexpr const char* unexplained = "unexplained";
 // Warnings on a pass (each fails under --strict, as angle_drift_fp32, or is named as another class there).
 inline constexpr const char* angle_drift_fp32 = "angle_drift_fp32";

@@ -1,0 +1,280 @@
+// tests/judge/bias_test.cpp — the bias judge's ALiBi half (ropecheck/judge/bias.hpp): engines' conventions emulated
+// here (slopes by the paper's get_slopes and MPT's gen_slopes written in this file, not the claim's rules; scores and
+// bias rounded in T with Eigen's bfloat16 / half or float; the softmax in fp32, as the engines do), run on
+// make_bias_probe's calls, read back by bias_evidence_of_attention and judged by judge_bias. Correct conventions
+// pass in fp32, bf16 and fp16; each emulated bug is named with its class. Deterministic: no randomness.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ropecheck/judge/bias.hpp"
+#include "ropecheck/judge/classes.hpp"
+#include "ropecheck/scalar.hpp"
+
+namespace ropecheck::judge_test {
+namespace {
+
+using namespace ropecheck::judge;
+
+// The paper's get_slopes (ofirpress/attention_with_linear_biases): a power of two n gives start^(i+1) with
+// start = 2^(-8/n); otherwise the closest power of two's slopes and every other slope of twice that.
+std::vector<double> paper_slopes(int n) {
+  int p = 1;
+  while (2 * p <= n) p *= 2;
+  const auto pow2 = [](int k) {
+    std::vector<double> s;
+    for (int i = 0; i < k; ++i) s.push_back(std::pow(std::exp2(-8.0 / k), i + 1));
+    return s;
+  };
+  std::vector<double> s = pow2(p);
+  if (p == n) return s;
+  const std::vector<double> extra = pow2(2 * p);
+  for (int i = 0; i < n - p; ++i) s.push_back(extra[static_cast<std::size_t>(2 * i)]);
+  return s;
+}
+
+// MPT's gen_slopes: 2^ceil(log2 H) slopes 1 / 2^(k bias_max / P), strided when P != H.
+std::vector<double> mpt_slopes(int H, double bias_max) {
+  int P = 1;
+  while (P < H) P *= 2;
+  std::vector<double> s;
+  for (int k = 1; k <= P; ++k) s.push_back(1 / std::exp2(k * bias_max / P));
+  if (P == H) return s;
+  std::vector<double> o;
+  for (int i = 1; i < P; i += 2) o.push_back(s[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < P; i += 2) o.push_back(s[static_cast<std::size_t>(i)]);
+  o.resize(static_cast<std::size_t>(H));
+  return o;
+}
+
+enum class engine {
+  eager_key_position,  // HF BLOOM / Falcon: bias slope x n built in fp32, held in T (.to(dtype)), added in T
+  eager_relative,      // a bias tensor -slope (m - n) held in T, added in T
+  kernel_fp32,         // flash-attn's alibi_slopes: -slope |m - n| formed in fp32 in the kernel, fp32 scores
+};
+
+struct kernel {
+  std::vector<double> slopes;  // per held head, as the kernel's code computes them
+  engine how = engine::eager_key_position;
+  bool slopes_bf16 = false;    // HF Falcon's slopes.bfloat16()
+  double scale_after = 1;      // HF Falcon: (q.k + alibi) * inv_norm_factor, in T
+  bool bias_in_bf16 = false;   // the bias tensor held in bf16 whatever T
+};
+
+template <class T>
+std::vector<double> run(const attention_probe& p, const kernel& k) {
+  const auto HQ = static_cast<std::size_t>(p.q_heads), DV = static_cast<std::size_t>(p.value_dim);
+  std::vector<double> o(p.q_positions.size() * HQ * DV);
+  const auto t = [](double x) { return static_cast<double>(static_cast<T>(static_cast<float>(x))); };
+  const auto bf = [](double x) { return static_cast<double>(static_cast<Eigen::bfloat16>(static_cast<float>(x))); };
+  for (int c = 0; c < p.calls_count(); ++c) {
+    const auto e = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)]);
+    const auto k0 = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c)]);
+    const std::size_t nk = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1]) - k0;
+    const std::int64_t m = p.q_positions[e];
+    for (std::size_t h = 0; h < HQ; ++h) {
+      double slope = k.slopes[h];
+      if (k.slopes_bf16) slope = bf(slope);
+      std::vector<float> s(nk);
+      for (std::size_t j = 0; j < nk; ++j) {
+        const std::int64_t n = p.k_positions[k0 + j];
+        const double qk = p.q_amplitude * p.k_amplitude;  // exact in every T
+        if (k.how == engine::kernel_fp32) {
+          s[j] = static_cast<float>(qk * p.softmax_scale) - static_cast<float>(slope) * static_cast<float>(m - n);
+          continue;
+        }
+        const double bias = k.how == engine::eager_key_position ? static_cast<double>(static_cast<float>(slope) * static_cast<float>(n))
+                                                               : -static_cast<double>(static_cast<float>(slope) * static_cast<float>(m - n));
+        const double stored = k.bias_in_bf16 ? bf(bias) : t(bias);
+        const double scale = k.scale_after == 1 ? p.softmax_scale : 1.0;
+        s[j] = static_cast<float>(t(t(t(qk * scale) + stored) * k.scale_after));
+      }
+      const float mx = *std::max_element(s.begin(), s.end());
+      float sum = 0;
+      std::vector<float> w(nk);
+      for (std::size_t j = 0; j < nk; ++j) sum += (w[j] = std::exp(s[j] - mx));
+      for (std::size_t j = 0; j < nk; ++j) o[(e * HQ + h) * DV + j] = t(w[j] / sum);
+    }
+  }
+  return o;
+}
+
+std::vector<double> slice(const std::vector<double>& g, int from, int count) {
+  return {g.begin() + from, g.begin() + from + count};
+}
+
+bias_claim alibi(int H, alibi_distance d, alibi_slope_rule rule = alibi_slope_rule::press, double bias_max = 8) {
+  bias_claim c;
+  c.alibi.heads = H, c.alibi.distance = d, c.alibi.rule = rule, c.alibi.bias_max = bias_max;
+  return c;
+}
+
+template <class T>
+bias_verdict judge_run(const bias_claim& c, const kernel& k, const std::string& dtype, std::int64_t max_position = 0) {
+  const attention_probe p = make_bias_probe(c, c.alibi.held_heads(), 64, 64, 0, max_position);
+  const bias_evidence e = bias_evidence_of_attention(p, run<T>(p, k), dtype);
+  const bias_verdict v = judge_bias(e, c);
+  std::printf("  %s: %s, worst %.3g of the allowance (head %d, m %lld, n %lld), %lld cells, %lld rows dropped%s%s\n",
+              dtype.c_str(), v.pass ? "pass" : "fail", v.worst_ratio, v.worst_head, static_cast<long long>(v.worst_m),
+              static_cast<long long>(v.worst_n), static_cast<long long>(v.cells), static_cast<long long>(e.dropped_rows),
+              v.findings.empty() ? "" : ": ", v.findings.empty() ? "" : (v.findings[0].bug_class + " " + v.findings[0].sentence).c_str());
+  return v;
+}
+
+// Every correct convention passes in the three dtypes (fp16's positions stop at 65536: slope x n past 65504 is
+// infinite in fp16, BLOOM's own limit).
+void expect_pass_every_dtype(const bias_claim& c, const kernel& k) {
+  EXPECT_TRUE(judge_run<float>(c, k, "float32").pass);
+  EXPECT_TRUE(judge_run<Eigen::bfloat16>(c, k, "bfloat16").pass);
+  EXPECT_TRUE(judge_run<Eigen::half>(c, k, "float16", 65536).pass);
+}
+
+TEST(AlibiConventions, BloomSlopeTimesKeyPositionHeldInTPasses) {
+  kernel k{paper_slopes(16), engine::eager_key_position};
+  expect_pass_every_dtype(alibi(16, alibi_distance::key_position), k);
+  // Its bias differs from -slope (m - n) by slope m, a per-row constant: a relative claim passes it too.
+  EXPECT_TRUE(judge_run<float>(alibi(16, alibi_distance::relative), k, "float32").pass);
+}
+
+TEST(AlibiConventions, MptGenSlopesWithBiasMaxEightPassForTwelveHeads) {
+  expect_pass_every_dtype(alibi(12, alibi_distance::relative, alibi_slope_rule::mpt, 8),
+                          kernel{mpt_slopes(12, 8), engine::eager_relative});
+  expect_pass_every_dtype(alibi(16, alibi_distance::relative, alibi_slope_rule::mpt, 8),
+                          kernel{mpt_slopes(16, 8), engine::eager_relative});
+}
+
+TEST(AlibiConventions, HfFalconBf16SlopesScaledWithTheScoresPass) {
+  bias_claim c = alibi(32, alibi_distance::key_position);
+  c.alibi.slopes_bf16 = true, c.alibi.bias_scale = 1 / std::sqrt(64.0);
+  expect_pass_every_dtype(c, kernel{paper_slopes(32), engine::eager_key_position, true, 1 / std::sqrt(64.0)});
+}
+
+TEST(AlibiConventions, VllmFalconFp32SlopesTimesInverseSqrtHeadDimInTheKernelPass) {
+  bias_claim c = alibi(32, alibi_distance::relative);
+  c.alibi.bias_scale = 1 / std::sqrt(64.0);
+  std::vector<double> s = paper_slopes(32);
+  for (double& x : s) x /= std::sqrt(64.0);
+  expect_pass_every_dtype(c, kernel{s, engine::kernel_fp32});
+}
+
+TEST(AlibiConventions, FlashAttnRelativeFp32InKernelAndATensorParallelRankPass) {
+  expect_pass_every_dtype(alibi(8, alibi_distance::relative), kernel{paper_slopes(8), engine::kernel_fp32});
+  bias_claim c = alibi(32, alibi_distance::relative);
+  c.alibi.head_offset = 16, c.alibi.local_heads = 16;
+  expect_pass_every_dtype(c, kernel{slice(paper_slopes(32), 16, 16), engine::kernel_fp32});
+}
+
+void expect_named(const bias_verdict& v, const char* cls) {
+  EXPECT_FALSE(v.pass);
+  ASSERT_FALSE(v.findings.empty());
+  EXPECT_EQ(v.findings[0].bug_class, cls) << v.findings[0].sentence;
+}
+
+TEST(AlibiBugs, UniformSlopesForTwelveHeads) {
+  std::vector<double> s;
+  for (int h = 1; h <= 12; ++h) s.push_back(std::exp2(-8.0 * h / 12));  // mlx's create_alibi_slope before PR 3071
+  expect_named(judge_run<float>(alibi(12, alibi_distance::relative), kernel{s, engine::kernel_fp32}, "float32"),
+               classes::alibi_slopes_wrong);
+  expect_named(judge_run<Eigen::bfloat16>(alibi(12, alibi_distance::relative), kernel{s, engine::kernel_fp32}, "bfloat16"),
+               classes::alibi_slopes_wrong);
+}
+
+TEST(AlibiBugs, ExponentOffByOne) {
+  std::vector<double> s;
+  for (int h = 0; h < 8; ++h) s.push_back(std::exp2(-8.0 * h / 8));  // head 0 with slope 1
+  expect_named(judge_run<float>(alibi(8, alibi_distance::relative), kernel{s, engine::kernel_fp32}, "float32"),
+               classes::alibi_slopes_wrong);
+}
+
+TEST(AlibiBugs, SlopesSortedInsteadOfInterleaved) {
+  std::vector<double> s = paper_slopes(12);
+  std::sort(s.begin(), s.end(), std::greater<>());
+  expect_named(judge_run<float>(alibi(12, alibi_distance::key_position), kernel{s, engine::eager_key_position}, "float32"),
+               classes::alibi_slopes_wrong);
+}
+
+TEST(AlibiBugs, AlibiBiasMaxSixteenUnderAnMptClaimOfEight) {
+  const bias_verdict v = judge_run<float>(alibi(12, alibi_distance::relative, alibi_slope_rule::mpt, 8),
+                                          kernel{mpt_slopes(12, 16), engine::eager_relative}, "float32");
+  expect_named(v, classes::alibi_slopes_wrong);
+  EXPECT_NE(v.findings.at(0).sentence.find("alibi_bias_max 16"), std::string::npos);
+}
+
+TEST(AlibiBugs, RankOneOfTwoUsingRankZerosSlopesAndLocalHeadCount) {
+  bias_claim c = alibi(32, alibi_distance::relative);
+  c.alibi.head_offset = 16, c.alibi.local_heads = 16;
+  const bias_verdict rank0 = judge_run<float>(c, kernel{slice(paper_slopes(32), 0, 16), engine::kernel_fp32}, "float32");
+  expect_named(rank0, classes::alibi_slopes_wrong);
+  EXPECT_NE(rank0.findings.at(0).sentence.find("head offset 0"), std::string::npos);
+  const bias_verdict local = judge_run<float>(c, kernel{paper_slopes(16), engine::kernel_fp32}, "float32");
+  expect_named(local, classes::alibi_slopes_wrong);
+  EXPECT_NE(local.findings.at(0).sentence.find("local head count"), std::string::npos);
+}
+
+TEST(AlibiBugs, SignFlipped) {
+  std::vector<double> s = paper_slopes(8);
+  for (double& x : s) x = -x;
+  expect_named(judge_run<float>(alibi(8, alibi_distance::relative), kernel{s, engine::kernel_fp32}, "float32"),
+               classes::bias_sign_wrong);
+}
+
+TEST(AlibiBugs, BiasMissing) {
+  expect_named(judge_run<Eigen::bfloat16>(alibi(8, alibi_distance::key_position),
+                                          kernel{std::vector<double>(8, 0.0), engine::eager_key_position}, "bfloat16"),
+               classes::bias_missing);
+}
+
+TEST(AlibiBugs, BloomBiasScaledByInverseSqrtHeadDim) {
+  std::vector<double> s = paper_slopes(16);
+  for (double& x : s) x /= 8;
+  const bias_verdict v = judge_run<float>(alibi(16, alibi_distance::key_position), kernel{s, engine::eager_key_position}, "float32");
+  expect_named(v, classes::bias_scaled);
+  EXPECT_NE(v.findings.at(0).sentence.find("1/sqrt(64)"), std::string::npos);
+}
+
+TEST(AlibiBugs, FalconScaleMissing) {
+  bias_claim c = alibi(32, alibi_distance::key_position);
+  c.alibi.slopes_bf16 = true, c.alibi.bias_scale = 1 / std::sqrt(64.0);
+  const bias_verdict v = judge_run<float>(c, kernel{paper_slopes(32), engine::eager_key_position, true, 1}, "float32");
+  expect_named(v, classes::bias_scaled);
+  EXPECT_NE(v.findings.at(0).sentence.find("sqrt(64)"), std::string::npos);
+}
+
+TEST(AlibiBugs, Bf16BiasUnderFp32OutputsAtLongDistance) {
+  kernel k{paper_slopes(16), engine::eager_key_position};
+  k.bias_in_bf16 = true;
+  expect_named(judge_run<float>(alibi(16, alibi_distance::key_position), k, "float32"), classes::bias_low_precision);
+}
+
+TEST(AlibiProbe, KeysCarryNoPositionalSignalAndWindowsEndAtTheQuery) {
+  const attention_probe p = make_bias_probe(alibi(8, alibi_distance::relative), 2, 64, 64, 0);
+  for (int c = 0; c < p.calls_count(); ++c) {
+    const auto k0 = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c)]);
+    const auto k1 = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1]);
+    EXPECT_EQ(p.k_positions[k1 - 1], p.q_positions[static_cast<std::size_t>(c)]);
+    for (std::size_t j = k0; j + 1 < k1; ++j) EXPECT_EQ(p.k_positions[j] + 1, p.k_positions[j + 1]);
+  }
+  EXPECT_EQ(p.q_positions.back(), std::int64_t{1} << 20);
+  EXPECT_EQ(p.q_positions.front(), 63);
+  // Boundaries at equality: value_dim 16 and kv_heads dividing the heads are accepted, 15 and 3 refused.
+  EXPECT_NO_THROW((void)make_bias_probe(alibi(8, alibi_distance::relative), 8, 16, 64, 0));
+  EXPECT_THROW((void)make_bias_probe(alibi(8, alibi_distance::relative), 8, 15, 64, 0), std::invalid_argument);
+  EXPECT_THROW((void)make_bias_probe(alibi(8, alibi_distance::relative), 3, 64, 64, 0), std::invalid_argument);
+  EXPECT_NO_THROW((void)make_bias_probe(alibi(8, alibi_distance::relative), 8, 64, 64, 0, 63));
+  EXPECT_THROW((void)make_bias_probe(alibi(8, alibi_distance::relative), 8, 64, 64, 0, 62), std::invalid_argument);
+}
+
+TEST(AlibiEvidence, OutputsThatAreNotSoftmaxWeightsAreRefused) {
+  const attention_probe p = make_bias_probe(alibi(8, alibi_distance::relative), 8, 64, 64, 0, 64);
+  std::vector<double> o = run<float>(p, kernel{paper_slopes(8), engine::kernel_fp32});
+  std::vector<double> doubled = o;
+  for (double& x : doubled) x *= 2;
+  EXPECT_THROW((void)bias_evidence_of_attention(p, doubled, "float32"), std::invalid_argument);
+  EXPECT_THROW((void)bias_evidence_of_attention(p, std::vector<double>(o.begin(), o.end() - 1), "float32"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ropecheck::judge_test
