@@ -42,6 +42,9 @@ inline constexpr const char* qk_crossed = "qk_crossed";
 inline constexpr const char* key_positions_wrong = "key_positions_wrong";
 inline constexpr const char* key_convention_wrong = "key_convention_wrong";
 inline constexpr const char* score_scale_wrong = "score_scale_wrong";
+// Score-matrix schemes (judge/src/bias_*.cpp): ALiBi's and T5's bias read back at the score.
+inline constexpr const char* bias_missing = "bias_missing";
+inline constexpr const char* t5_buckets_wrong = "t5_buckets_wrong";
 inline constexpr const char* unexplained = "unexplained";
 // Warnings on a pass (each fails under --strict, as angle_drift_fp32, or is named as another class there).
 inline constexpr const char* angle_drift_fp32 = "angle_drift_fp32";
