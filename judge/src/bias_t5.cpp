@@ -164,7 +164,8 @@ struct partition_fit {
   std::int64_t merged_rel_a = 0, merged_rel_b = 0;  // an offset n - m of each
 };
 
-partition_fit fit_partition(const std::vector<bias_row>& rows, const partition& part) {
+// early: stop at the first pair of keys the partition cannot explain (a hypothesis tried, not the verdict's figures).
+partition_fit fit_partition(const std::vector<bias_row>& rows, const partition& part, bool early = false) {
   partition_fit f;
   // Per query (m and the row's form) and pair of buckets seen together: whether some head tells them apart (the
   // same table serves every query, so a query whose heads all score two buckets equal has lost them); an offset
@@ -189,6 +190,10 @@ partition_fit fit_partition(const std::vector<bias_row>& rows, const partition& 
         f.worst_n = r.n[j];
         f.worst_n_ref = r.n[i];
         f.worst_diff = diff;
+        if (early && ratio > 1) {
+          f.fits = false;
+          return f;
+        }
       }
     }
     for (auto a = rep.begin(); a != rep.end(); ++a)
@@ -331,7 +336,7 @@ bias_verdict judge_t5(const bias_evidence& e, const t5_claim& claimed, const aud
     return v;
   }
   for (const t5_rule& rule : candidates(claimed)) {
-    if (!fit_partition(rows, rule_partition(rule)).fits) continue;
+    if (!fit_partition(rows, rule_partition(rule), true).fits) continue;
     name(classes::t5_buckets_wrong, "the scores fit T5 buckets with " + rule.text() + " (the claim: " + claim.text() + "): " +
                                         where_they_differ(rows, claim, rule) + "; " + failed);
     return v;
