@@ -108,11 +108,14 @@ std::vector<bias_row> chain_rows(const bias_evidence& e) {
 // that treat some rows differently).
 using partition = std::function<std::int64_t(const bias_row&, std::int64_t n)>;
 
-// T5's bucket rule with the arithmetic named: HF's float32 (positional.hpp's t5_relative_position_bucket) or the
-// exact log in double (the Mesh TensorFlow / x-transformers form in double precision: lucidrains/x-transformers
-// RelativePositionBias._relative_position_bucket, fixed by PR 10 to follow HF's, computes math.log of the range
-// in double and of the offset in float32; the variant tried here takes both exactly, the rounding that differs
-// from HF's at offsets whose scaled log is an integer).
+// T5's bucket rule with the arithmetic named: HF's float32 (positional.hpp's t5_relative_position_bucket: torch.log
+// of the offset as float32 over math.log of the range in double) or the exact log in double (a port computing in
+// float64). lucidrains/x-transformers x_transformers.py RelativePositionBias._relative_position_bucket is HF's rule
+// and arithmetic since PR 10 ("bug fix for _relative_position_bucket", following HF's modeling_t5.py): n = -(n - m),
+// causal = not bidirectional, positive offsets in the upper half, torch.log(n.float() / max_exact) / math.log(
+// max_distance / max_exact); its forward multiplies the table by a scale, which leaves the partition as it is. At
+// the defaults (32, 128) and every power-of-two configuration the two arithmetics agree at the probe's offsets
+// (tests/judge/bias_t5_test.cpp); they part at a few offsets of some other max_distance (939: offset -728).
 struct t5_rule {
   int num_buckets = 32, max_distance = 128;
   bool bidirectional = true;
