@@ -48,11 +48,7 @@ attention_probe make_bias_probe(const bias_claim& c, int kv_heads, int value_dim
                                     static_cast<long long>(end), K - 1));
   std::vector<detail::key_window> windows;
   if (c.scheme == bias_scheme::t5) {
-#ifdef ROPECHECK_HAVE_BIAS_T5
     windows = detail::t5_windows(c.t5, K, max_position);
-#else
-    throw std::invalid_argument("scheme t5: the T5 probe's windows (judge/src/bias_t5.cpp) are not built");
-#endif
   } else {
     for (const std::int64_t m : alibi_query_positions(K, end)) {
       std::int64_t first = std::max<std::int64_t>(0, m - K + 1);

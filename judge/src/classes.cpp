@@ -80,6 +80,8 @@ constexpr std::array kCatalogue{
                "judge/src/bias_alibi.cpp", dump_door, "AlibiBugs.BloomBiasScaledByInverseSqrtHeadDim"},
     class_info{c::bias_low_precision, k::bug, "the bias is held in bf16/fp16 where the outputs' dtype keeps it finer",
                "judge/src/bias_alibi.cpp", dump_door, "AlibiBugs.Bf16BiasUnderFp32OutputsAtLongDistance"},
+    class_info{c::t5_buckets_wrong, k::bug, "T5: the offsets share scores by another bucket rule (direction, sign, num_buckets, max_distance, rounding)",
+               "judge/src/bias_t5.cpp", dump_door | plugin_door, "BiasT5.CausalBucketsUnderABidirectionalClaimAreNamed"},
     class_info{c::unexplained, k::bug, "fails, and no hypothesis explains it (the sentence says where the residual sits)",
                "judge/src/pass_drift.cpp", every_door, "Diagnose.ErrorGrowingWithPositionIsNotFastSinCos"},
     class_info{c::angle_drift_fp32, k::warning, "fp32 angle drift beyond the exact-angle allowance (fails under --strict)",

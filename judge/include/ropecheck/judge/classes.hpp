@@ -48,6 +48,7 @@ inline constexpr const char* bias_sign_wrong = "bias_sign_wrong";
 inline constexpr const char* bias_missing = "bias_missing";
 inline constexpr const char* bias_scaled = "bias_scaled";
 inline constexpr const char* bias_low_precision = "bias_low_precision";
+inline constexpr const char* t5_buckets_wrong = "t5_buckets_wrong";
 inline constexpr const char* unexplained = "unexplained";
 // Warnings on a pass (each fails under --strict, as angle_drift_fp32, or is named as another class there).
 inline constexpr const char* angle_drift_fp32 = "angle_drift_fp32";
