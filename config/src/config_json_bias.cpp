@@ -388,7 +388,7 @@ std::optional<bias_config_parse> parse_bias_config(const json& j, const std::str
   info.layer = out.layer;
   info.layer_type = out.layers.empty() ? "" : out.layers[static_cast<std::size_t>(out.layer)].kind;
   info.num_layers = static_cast<int>(out.layers.size());
-  info.primary = !decl.layer;
+  info.primary = false;  // claim_lines reads primary as "the first RoPE layer"; a bias claim names its layer
   info.engine = decl.engine;
   c.log.add("scheme", describe(out.claim), fact_origin::derived, "the facts above (bias_claim.hpp describe)");
   return out;
