@@ -368,6 +368,10 @@ std::optional<bias_config_parse> parse_bias_config(const json& j, const std::str
   } else if (*mt == "udop") {
     r.fail("model_type", "\"udop\": UDOP's encoder adds layout (horizontal, vertical) biases of its boxes beside T5's 1-d buckets "
                          "(configuration_udop.py relative_bias_args); ropecheck does not model them, nothing claimed");
+  } else if (*mt == "layoutlmv2" || *mt == "layoutlmv3") {
+    r.fail("model_type", "\"" + *mt + "\": its self-attention adds a 1-d relative bias (has_relative_attention_bias) and a 2-d spatial bias "
+                         "of the layout boxes (has_spatial_attention_bias; models/" + *mt + "/modeling_" + *mt + ".py " +
+                         (*mt == "layoutlmv2" ? "LayoutLMv2SelfAttention" : "LayoutLMv3SelfAttention") + "), not T5's buckets; not modelled, nothing claimed");
   } else {
     // A RoPE family (or one ropecheck has no facts for): its reader decides; a bias key on a family ropecheck knows,
     // that the family does not read, is an error naming it (the RoPE reader would otherwise ignore it).

@@ -302,8 +302,9 @@ TEST(BiasConfigRefuses, SchemeKeysTheFamilyDoesNotRead) {
   EXPECT_NE(refusal(j).find("alibi_bias_max: is not read by BLOOM"), std::string::npos) << refusal(j);
 }
 
-TEST(BiasConfigRefuses, UdopByName) {
+TEST(BiasConfigRefuses, UdopAndLayoutLMByName) {
   EXPECT_NE(refusal(json{{"model_type", "udop"}}).find("model_type: \"udop\""), std::string::npos);
+  EXPECT_NE(refusal(json{{"model_type", "layoutlmv3"}}).find("model_type: \"layoutlmv3\": its self-attention adds a 1-d relative bias"), std::string::npos);
 }
 
 TEST(BiasFamilies, EveryRowHasAConfigThatClaimsItsScheme) {
