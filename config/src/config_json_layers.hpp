@@ -219,7 +219,8 @@ inline hf_config_parse parse_as(const json& j, const std::string& source, const 
                                               "top-level rope fields to it (" + std::string(fam.row.base_source) + "); give text_config");
   if (fam.row.quirk == family_quirk::falcon_alibi && r.boolean(t, "alibi", "alibi").value_or(false))
     throw config_error(source, r.prefix() + "alibi", "true: Falcon then uses ALiBi, not RoPE (transformers models/falcon/modeling_falcon.py "
-                                                     "FalconAttention: rotary = not alibi); nothing to check");
+                                                     "FalconAttention: rotary = not alibi); no RoPE to check: its ALiBi is claimed by the bias "
+                                                     "reader (parse_bias_config, `ropecheck explain --config` prints it)");
   if (fam.row.quirk == family_quirk::esm_rotary) {
     const auto pe = r.string(t, "position_embedding_type", "position_embedding_type").value_or("absolute");
     if (pe != "rotary")

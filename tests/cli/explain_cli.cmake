@@ -47,3 +47,30 @@ add_test(NAME cli.audit_json_has_the_claim
          COMMAND ${CMAKE_COMMAND} -DFILE=${aout}/base.json "-DMATCH=\"claim\": {[^}]*\"engine\": \"transformers\""
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/file_matches.cmake)
 set_tests_properties(cli.audit_json_has_the_claim PROPERTIES LABELS cli DEPENDS cli.audit_wrong_base_fails_and_names_it)
+# Score-matrix biases (bias_config.hpp): a bias family's claim with its facts' sources, the stack's layer kinds,
+# its JSON, and the flags of the other kind of claim refused by name.
+set(biascfgs ${PROJECT_SOURCE_DIR}/tests/data/bias_families)
+ropecheck_cli_test(explain_bloom_claims_alibi 0
+                   "family: BLOOM \\(model_type \"bloom\"\\): a score-matrix bias, no RoPE.*scheme: ALiBi press slopes of 16 heads, distance key_position.*heads 16 +\\[file\\] +n_head.*distance key_position \\(\\+slope x n\\) \\[family code\\] +modeling_bloom.py build_alibi_tensor.*24 layers: 0-23 \\(alibi\\)"
+                   explain --config ${biascfgs}/bloom_560m.json)
+ropecheck_cli_test(explain_t5_decoder_shows_the_layer_kinds 0
+                   "scheme: T5 buckets 32, max_distance 128, causal, 8 heads.*layer 2 \\(t5 shared\\) of 6.*decoder stack, 6 layers: 0 \\(t5 computes\\); 1-5 \\(t5 shared\\)"
+                   explain --config ${biascfgs}/t5.json --stack decoder --layer 2)
+ropecheck_cli_test(explain_umt5_every_layer_computes 0 "encoder stack, 8 layers: 0-7 \\(t5 computes\\)"
+                   explain --config ${biascfgs}/umt5.json)
+ropecheck_cli_test(explain_falcon_alibi_vllm_fp32_slopes 0
+                   "ALiBi press slopes of 32 heads \\(heads 16..31 held\\), distance key_position, bias x 0.125\n.*slopes_dtype fp32 +\\[declared\\] +--engine vllm"
+                   explain --config ${biascfgs}/falcon.json --engine vllm --head-offset 16)
+ropecheck_cli_test(explain_bias_head_offset_past_the_heads_exits_2 2 "--head-offset: 32 is past the global head count 32"
+                   explain --config ${biascfgs}/falcon.json --head-offset 32)
+ropecheck_cli_test(explain_rope_flag_on_a_bias_claim_exits_2 2 "--layout: .*claims ALiBi \\(BLOOM\\), not RoPE"
+                   explain --config ${biascfgs}/bloom.json --layout interleaved)
+ropecheck_cli_test(explain_bias_flag_on_a_rope_claim_exits_2 2 "--stack: .*claims no score-matrix bias"
+                   explain --config ${cfgs}/qwen3_next_no_partial.json --stack decoder)
+ropecheck_cli_test(explain_families_lists_the_bias_families 0 "bloom +alibi +BLOOM: .*10 score-matrix bias families" explain --families)
+ropecheck_cli_test(explain_writes_bias_json 0 "" explain --config ${biascfgs}/t5.json --json ${xout}/t5.json)
+add_test(NAME cli.explain_bias_json_has_the_claim_and_layers
+         COMMAND ${CMAKE_COMMAND} -DFILE=${xout}/t5.json
+                 "-DMATCH=\"bias_claim\": \"T5 buckets 32, max_distance 128, bidirectional, 8 heads\".*\"kind\": \"t5 shared\""
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/file_matches.cmake)
+set_tests_properties(cli.explain_bias_json_has_the_claim_and_layers PROPERTIES LABELS cli DEPENDS cli.explain_writes_bias_json)

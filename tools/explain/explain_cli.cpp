@@ -6,10 +6,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "claim_json.hpp"
 #include "claim_lines.hpp"
+#include "ropecheck/bias_config.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/engine_variants.hpp"
 
@@ -74,6 +76,55 @@ std::string rotary_from(const architecture_facts& a) {
     case rotary_rule::overwritten_factor: return "int(head_dim * " + num(a.rotary_default) + ")";
   }
   return "?";
+}
+
+// "0 (t5 computes); 1-5 (t5 shared)": the stack's layers grouped by kind.
+std::string layer_kinds(const std::vector<bias_layer>& layers) {
+  std::string s;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    std::vector<int> run{layers[i].index};
+    while (j + 1 < layers.size() && layers[j + 1].kind == layers[i].kind) run.push_back(layers[++j].index);
+    s += (s.empty() ? "" : "; ") + ranges(run) + " (" + layers[i].kind + ")";
+    i = j + 1;
+  }
+  return s;
+}
+
+// explain's text and JSON for a config.json whose family adds a score-matrix bias (bias_config.hpp).
+int explain_bias(const bias_config_parse& b, const std::string& path, const std::optional<std::string>& json_out) {
+  if (json_out) {
+    nlohmann::json j;
+    j["config"] = path;
+    j["family"] = b.family;
+    j["via"] = b.via;
+    j["model_type"] = b.model_type;
+    j["scheme"] = std::string(to_string(b.claim.scheme));
+    j["bias_claim"] = describe(b.claim);
+    j["stack"] = b.stack;
+    j["layer"] = b.layer;
+    j["head_dim"] = b.head_dim;
+    j["num_layers"] = b.layers.size();
+    j["layers"] = nlohmann::json::array();
+    for (const auto& l : b.layers) j["layers"].push_back({{"index", l.index}, {"kind", l.kind}, {"why", l.why}});
+    j["claim"] = claim_json(b.info);
+    j["engine"] = std::string(to_string(b.info.engine));
+    j["notes"] = b.notes;
+    const std::string text = j.dump(2) + "\n";
+    if (*json_out == "-") {
+      std::fputs(text.c_str(), stdout);
+      return 0;
+    }
+    std::ofstream(*json_out) << text;
+  }
+  std::printf("ropecheck explain: %s\n", path.c_str());
+  std::printf("family: %s (%s): a score-matrix bias, no RoPE\n", b.family.c_str(), b.via.c_str());
+  std::printf("scheme: %s\n", describe(b.claim).c_str());
+  for (const auto& l : claim_lines(b.info)) std::printf("%s\n", l.c_str());
+  if (!b.layers.empty())
+    std::printf("%s%zu layers: %s\n", b.stack.empty() ? "" : (b.stack + " stack, ").c_str(), b.layers.size(), layer_kinds(b.layers).c_str());
+  for (const auto& n : b.notes) std::printf("note: %s\n", n.c_str());
+  return 0;
 }
 
 std::string cell(std::string_view s) {
@@ -157,6 +208,9 @@ int explain_command::run() {
       ++n;
     }
     std::printf("%d families\n", n);
+    for (const auto& r : bias_families())
+      std::printf("%-22s %-14s %s: %s\n", r.model_type, std::string(to_string(r.scheme)).c_str(), r.family, r.how);
+    std::printf("%zu score-matrix bias families\n", bias_families().size());
     return 0;
   }
   if (conv_.config_path.empty()) {
@@ -180,6 +234,9 @@ int explain_command::run() {
     return 2;
   }
   try {
+    // A family whose attention adds a score-matrix bias (ALiBi, T5's buckets) is claimed by the bias reader first
+    // (bias_config.hpp); resolve_bias() refuses a RoPE flag on it, and a bias flag on a RoPE family, by name.
+    if (const std::optional<bias_config_parse> b = conv_.resolve_bias()) return explain_bias(*b, conv_.config_path, json_);
     const hf_config_parse p = load_hf_config_with_notes(conv_.config_path, conv_.declaration());
     if (conv_.layer) (void)layer_convention(p, *conv_.layer);  // a layer past the model or without RoPE: exit 2
     if (json_) {

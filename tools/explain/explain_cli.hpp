@@ -9,6 +9,9 @@
 // the family's class default, or the family's code (file and function). Exit 0 when every layer's
 // convention was derived, 2 on what cannot be derived (a model type without facts and no declaration, a
 // field the family does not read, a contradiction): the message names the field and how to declare it.
+// A config.json whose family adds a score-matrix bias (ALiBi: BLOOM, MPT, Falcon with alibi true; T5's buckets:
+// T5, mT5, UMT5, ...) prints its bias claim instead (bias_config.hpp): the scheme in one line, the claim's facts with
+// their sources, and the stack's layers by kind (T5: the first layer computes, the rest share; UMT5: every layer).
 // --families lists the families ropecheck has facts for (--markdown: the README's table); --variants the
 // RoPE variants engines ship (src/ropecheck/engine_variants.hpp) and what ropecheck does with each.
 #pragma once
