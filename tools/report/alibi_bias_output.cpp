@@ -88,8 +88,12 @@ std::string alibi_bias_gnuplot(const alibi_bias_result& r) {
   g += "plot \\\n";
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     const std::string name(to_string(r.series[i].strategy));
+    // tensor and kernel strategies of one dtype give the same numbers (the same arithmetic; only what x means
+    // differs): the kernel's line is drawn dashed with open points over the tensor's solid one
+    const bool kernel = name.starts_with("kernel");
     g += "  '../data/alibi_bias_" + name + ".csv' skip 1 using (cx($1)):(cy($2)) with linespoints lc rgb '" +
-         colours[i % 4] + "' lw 2 pt 7 ps 0.6 title " + quote(name) + " noenhanced, \\\n";
+         colours[i % 4] + (kernel ? "' lw 1.5 dt 2 pt 6 ps 1.0" : "' lw 3 dt 1 pt 7 ps 0.6") + " title " + quote(name) +
+         " noenhanced, \\\n";
   }
   g += "  " + detail::gp_number(min_slope(r) / 2) + " with lines lc rgb '#888888' dt 2 lw 1.5 title 'smallest slope / 2', \\\n";
   g += "  " + detail::gp_number(max_slope(r) / 2) + " with lines lc rgb '#444444' dt 3 lw 1.5 title 'steepest slope / 2'\n";
@@ -102,7 +106,9 @@ std::string alibi_bias_html_section(const alibi_bias_result& r, const std::strin
                   "the heads held. Dashed lines: half the bias spacing between neighbouring keys (the slope); an error "
                   "at or above it can swap or merge neighbouring keys. Tensor strategies and flash-attn multiply the "
                   "slope by the key position, so their error grows with the position even for neighbouring keys; vLLM's "
-                  "paged attention multiplies by the distance.</p>\n";
+                  "paged attention multiplies by the distance. A tensor strategy and the kernel strategy of its dtype do the same "
+                  "arithmetic on x, so their curves coincide (the kernel's is dashed over the tensor's); what differs "
+                  "is what x is.</p>\n";
   h += inline_svg;
   h += "<table><tr><th>strategy</th><th>source</th><th>max error</th><th>at x</th><th>error &ge; slope/2 from x</th>"
        "<th>neighbours merged from x</th></tr>\n";
