@@ -49,6 +49,7 @@
 #include "ropecheck/judge/repeat_calls.hpp"
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/sentence.hpp"
+#include "report/alibi_bias.hpp"
 #include "report/engine.hpp"
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"
@@ -601,6 +602,21 @@ int main(int argc, char** argv) {
   rep->add_option("--certificate", certificate_file,
                   "show the figures of a certificate.json of the same convention (ropecheck certify) beside the sweep's")
       ->check(CLI::ExistingFile);
+  // An ALiBi claim on the command line: the report is then the bias figure (tools/report/alibi_bias.hpp) alone.
+  int alibi_heads = 0;
+  std::string alibi_rule = "press";
+  double alibi_bias_max = 8;
+  bool alibi_slopes_bf16 = false;
+  auto* alibi_opt = rep->add_option("--alibi-heads", alibi_heads,
+                                    "an ALiBi claim of this many heads: report the bias error of the strategies engines use "
+                                    "(fp32/bf16 tensor, fp32/bf16 kernel) against position (docs/report.md)")
+                        ->check(CLI::Range(1, 1 << 16));
+  rep->add_option("--alibi-rule", alibi_rule, "press (BLOOM, Falcon) or mpt (MPT's gen_slopes)")
+      ->check(CLI::IsMember({"press", "mpt"}))
+      ->needs(alibi_opt)
+      ->capture_default_str();
+  rep->add_option("--alibi-bias-max", alibi_bias_max, "MPT's alibi_bias_max (--alibi-rule mpt)")->needs(alibi_opt)->capture_default_str();
+  rep->add_flag("--alibi-slopes-bf16", alibi_slopes_bf16, "the slopes are rounded to bf16 first (HF Falcon)")->needs(alibi_opt);
   bool no_judge = false;
   rep->add_flag("--no-judge", no_judge,
                 "skip the judge's verdict per implementation (the verdict is then: no threshold crossed)");
@@ -662,6 +678,37 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const std::exception& e) {
       std::cerr << "ropecheck audit: " << e.what() << '\n';
+      return 2;
+    }
+  }
+
+  if (alibi_heads > 0) {
+    try {
+      if (!rep_conv.config_path.empty() || !rep_conv.preset.empty() || rep_conv.any_override() || !impls.empty() || list)
+        throw usage_error("report --alibi-heads: an ALiBi claim takes no RoPE convention flags, --impl or --list-implementations");
+      if (alibi_rule != "mpt" && alibi_bias_max != 8) throw usage_error("report: --alibi-bias-max needs --alibi-rule mpt");
+      bias_claim bc;
+      bc.scheme = bias_scheme::alibi;
+      bc.alibi.heads = alibi_heads;
+      bc.alibi.rule = alibi_rule == "mpt" ? alibi_slope_rule::mpt : alibi_slope_rule::press;
+      bc.alibi.bias_max = alibi_bias_max;
+      bc.alibi.slopes_bf16 = alibi_slopes_bf16;
+      bc.alibi.distance = alibi_distance::key_position;
+      const auto r = report::alibi_bias_errors(bc, report::alibi_positions(20));
+      std::printf("ropecheck report: %s\n", describe(bc).c_str());
+      for (const auto& s : r.series) {
+        double worst = 0;
+        std::int64_t at = 0;
+        for (const auto& row : s.rows)
+          if (row.max_abs_error > worst) worst = row.max_abs_error, at = row.x;
+        std::printf("  %-12s max bias error %-12.6g at x = %lld\n", std::string(report::to_string(s.strategy)).c_str(), worst,
+                    static_cast<long long>(at));
+      }
+      (void)report::write_alibi_report(r, out, command, !no_plots);
+      std::printf("report: %s\n", (std::filesystem::path(out) / "report.html").string().c_str());
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "ropecheck report: " << e.what() << '\n';
       return 2;
     }
   }
