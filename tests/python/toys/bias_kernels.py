@@ -106,6 +106,13 @@ def attend(q, k, v, bias, *, scale, bias_scale=1.0, fp32_scores=False):
     return matmul(weights, vh).transpose(0, 1).contiguous()
 
 
+def eager(q, k, v, bias=None, scale=None):
+    """An eager attention of adapters.additive_bias_attention's attn signature: softmax(scale q k^T + bias) v, scale
+    None: head_dim ** -0.5 (BLOOM's inv_norm_factor, MPT's softmax_scale default), bias [H, Tq, Tk] added unscaled."""
+    zero = torch.zeros((q.shape[1], q.shape[0], k.shape[0]), dtype=q.dtype, device=q.device)
+    return attend(q, k, v, zero if bias is None else bias, scale=q.shape[2] ** -0.5 if scale is None else scale)
+
+
 # --- ALiBi kernels ----------------------------------------------------------------------------------------------
 
 def bloom(slopes_rule=paper_slopes, *, sign=1.0, scale_bias=False, head_offset=0, total_heads=None):
