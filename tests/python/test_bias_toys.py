@@ -182,13 +182,19 @@ def test_flash_attn_alibi_causal_gives_relative_bias():
 
 
 def test_flash_attn_alibi_bidirectional_places_the_query_among_its_keys():
-    slopes = torch.tensor(np_get_slopes(8), dtype=F32)
+    """Non-causal: the call's query (random, not zero: its row must be the one read) at row m - p0 among the keys
+    gets -slope |m - n|; o equals softmax(q k^T / sqrt(d) - slope |m - n|) v computed here."""
+    heads, d, m, keys = 8, 16, 60, torch.arange(50, 71)
+    slopes = torch.tensor(np_get_slopes(heads), dtype=F32)
     fn = ad.flash_attn_alibi(bk.flash_attn_func, slopes, causal=False)
-    keys = list(range(50, 71))
-    got = read_bias(fn, 8, 60, keys)
-    s = np.array(np_get_slopes(8))[:, None]
-    want = -s * np.abs(60 - np.array(keys))[None, :]
-    np.testing.assert_allclose(got, want - want[:, :1], atol=2e-5)
+    gen = torch.Generator().manual_seed(4)
+    q, k = torch.randn((1, heads, d), generator=gen), torch.randn((21, heads, d), generator=gen)
+    v = torch.randn((21, heads, 5), generator=gen)
+    o = fn(q, k, v, torch.tensor([m]), keys)
+    scores = torch.einsum("hd,khd->hk", q[0].double(), k.double()) * d ** -0.5
+    scores = scores - slopes.double()[:, None] * (m - keys).abs().double()[None, :]
+    want = torch.einsum("hk,khe->he", torch.softmax(scores, dim=-1), v.double())
+    np.testing.assert_allclose(o[0].double().numpy(), want.numpy(), atol=1e-5)
 
 
 def test_flash_attn_alibi_refusals():
@@ -252,6 +258,22 @@ def test_additive_bias_attention_over_mpt_builder():
     fn = ad.additive_bias_attention(bk.t5_eager, ad.mpt_alibi_tensor(mpt_like_build, 12, alibi_bias_max=8))
     np.testing.assert_allclose(read_bias(fn, 12, QUERY, KEYS), relative_alibi(np_gen_slopes(12), QUERY, KEYS),
                                atol=2e-5)
+
+
+def test_the_builders_columns_are_the_keys_positions():
+    """alibi_tensor and mpt_alibi_tensor take the builder's columns at the keys' positions (not its first columns):
+    shown on keys that are not contiguous, where the two differ."""
+    kp, qp = torch.tensor([2, 5, 9]), torch.tensor([9])
+    bloom = ad.alibi_tensor(bloom_like_build_alibi_tensor, 4, F32)(qp, kp)
+    np.testing.assert_allclose(bloom[:, 0].numpy(), np.array(np_get_slopes(4))[:, None] * np.array([2, 5, 9]),
+                               rtol=1e-6)
+    mpt = ad.mpt_alibi_tensor(mpt_like_build, 4)(qp, kp)
+    np.testing.assert_allclose(mpt[:, 0].numpy(), np_gen_slopes(4)[:, None] * np.array([-7, -4, 0]), rtol=1e-6)
+    t5 = bk.T5LikeAttention(seed=2)
+    got = ad.t5_bias(t5.compute_bias)(qp, kp).detach()
+    table = t5.relative_attention_bias.weight.detach()
+    want = torch.stack([table[np_t5_bucket(n - 9, True)[0]] for n in (2, 5, 9)], dim=1)
+    assert torch.equal(got[:, 0], want)
 
 
 def test_additive_bias_attention_module_form():
