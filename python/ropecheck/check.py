@@ -321,8 +321,13 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     probe's default, head_dim) bounds the keys of a call. A callable carrying `ropecheck_attention` is checked through
     that attribute; ropecheck.adapters.eager_attention and flash_attn_kvcache make transformers-style and flash-attn
     kernels this callable. The judge names the classes of check() at the score (base_wrong, layout_swapped,
-    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). The other
-    arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
+    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). A config of
+    a family whose attention adds a score bias (ALiBi: BLOOM, MPT, Falcon with alibi; T5's buckets) is a bias claim:
+    fn gets q, k, v without RoPE and adds its own bias (one query per call; for T5's encoder keys may lie after it),
+    ask heads=kv_heads= the heads it holds, claim={"stack": "decoder"} and {"head_offset": .., "local_heads": ..}
+    declare T5's decoder and a tensor-parallel rank, and the judge names alibi_slopes_wrong, bias_sign_wrong,
+    bias_missing, bias_scaled, bias_low_precision and t5_buckets_wrong (adapters.flash_attn_alibi,
+    additive_bias_attention; docs/python.md, ALiBi and T5). The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
     small for the probe's calls), KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
     """
     __tracebackhide__ = True
