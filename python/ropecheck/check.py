@@ -34,8 +34,9 @@ def _number(v: Any) -> str:
 
 def claim_flags(claim: Optional[Dict[str, Any]]) -> List[str]:
     """Command-line flags of a claim dict: {"base": 1e4, "rotary_dim": 64, "mrope_section": [16, 24, 24],
-    "assume_llama": True} -> --base 10000 --rotary-dim 64 --mrope-section 16 24 24 --assume-llama.
-    None and False values are left out."""
+    "assume_llama": True} -> --base 10000 --rotary-dim 64 --mrope-section 16 24 24 --assume-llama; a bias claim's keys
+    the same way: {"stack": "decoder"} -> --stack decoder, {"head_offset": 16, "local_heads": 16} -> --head-offset 16
+    --local-heads 16. None and False values are left out."""
     if claim is None:
         return []
     if not isinstance(claim, dict):
