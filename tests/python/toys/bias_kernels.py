@@ -14,9 +14,10 @@ test_bias_toys.py. Written from what the families' code does (read, not copied):
   `slopes[..., None].bfloat16() * arange_tensor` (bf16 slopes, a bf16 product); FalconAttention: the scores in fp32,
   `attention_logits = attention_scores + alibi.view(...)`, `attention_logits *= self.inv_norm_factor`: the bias
   scaled by 1/sqrt(head_dim) together with q.k.
-- vLLM Falcon / BLOOM: vllm/model_executor/models/falcon.py and bloom.py (_get_alibi_slopes over the total heads,
-  sliced [head_start:head_end] for the rank; Falcon multiplies them by inv_norm_factor), handed to the attention
-  backend as fp32 alibi_slopes; the backend adds slope x (n - m) in fp32 (relative).
+- vLLM Falcon / BLOOM: vllm/model_executor/models/falcon.py FalconAttention.__init__ (use_alibi: `alibi_slopes =
+  _get_alibi_slopes(self.total_num_heads) * self.inv_norm_factor`, sliced [tp_rank * num_heads:(tp_rank + 1) *
+  num_heads], `.tolist()` into Attention(alibi_slopes=...)); bloom.py the same without the factor. The attention
+  backend adds slope x (n - m) in fp32 (relative) -- the backends' kernels were not read here: the toy assumes it.
 - flash-attn: flash_attn/flash_attn_interface.py, flash_attn_func(..., causal, alibi_slopes): the bias
   -slope |i + seqlen_k - seqlen_q - j| from row indices, fp32, causal aligned to the bottom right. `flash_attn_func`
   below emulates that in torch, [batch, seqlen, heads, dim], for adapters.flash_attn_alibi.
@@ -28,8 +29,9 @@ test_bias_toys.py. Written from what the families' code does (read, not copied):
   compute_bias (a seeded random table) for adapters.t5_bias.
 
 The bugs (emulations; sources in each function): mlx's ALiBi.create_alibi_slope (python/mlx/nn/layers/
-positional_encoding.py, ml-explore/mlx before PR 3071: x = (2**8) ** (1 / num_heads), slopes x^-(1..H), one
-geometric sequence for every H), the exponent off by one, slopes sorted, alibi_bias_max 16, rank 1 using rank 0's
+positional_encoding.py before PR 3071, read in the fork adonath/mlx at 49e8503e: `x = (2**8) ** (1 / num_heads)`,
+slopes x^-(1..H), one geometric sequence for every H; ml-explore/mlx at 05ddf3ff has the paper's alibi_get_slopes
+instead; both cast the bias `.astype(dtype)` of the scores, a bias in bf16 under a bf16 model), the exponent off by one, slopes sorted, alibi_bias_max 16, rank 1 using rank 0's
 slopes, T5's decoder bias dropped on decode, causal buckets in the encoder, the bias in bf16, BLOOM's bias scaled,
 Falcon's scale missing, the sign flipped.
 """
@@ -65,7 +67,8 @@ def mpt_slopes(heads, alibi_bias_max=8.0):
 
 
 def uniform_slopes(heads):
-    """mlx's create_alibi_slope before PR 3071: (2^8)^(-k/H), k = 1..H, for every H (right only for powers of 2)."""
+    """mlx's create_alibi_slope before PR 3071 (adonath/mlx 49e8503e, python/mlx/nn/layers/positional_encoding.py):
+    (2^8)^(-k/H), k = 1..H, for every H (right only for powers of 2)."""
     return torch.tensor([2.0 ** (-8.0 * k / heads) for k in range(1, heads + 1)], dtype=torch.float64)
 
 
