@@ -15,6 +15,10 @@ For check_attention(), which drives `fn(q, k, v, q_positions, k_positions) -> o`
 a call's queries at one position, its keys at contiguous positions ending there), eager_attention joins a
 one-tensor RoPE and an eager attention (transformers' pieces), and flash_attn_kvcache calls flash-attn's
 flash_attn_with_kvcache with its rotary arguments as prefill and decode steps do.
+
+For score-matrix biases (ALiBi, T5; same attention form, no RoPE inside), flash_attn_alibi calls flash-attn with
+the caller's alibi_slopes, and additive_bias_attention an eager attention with the bias the caller's builder makes
+(alibi_tensor, mpt_alibi_tensor, t5_bias wrap transformers' builders): ropecheck/_adapters_bias.py.
 """
 
 import functools
@@ -497,5 +501,8 @@ def kv_shift(rotate: Callable, *, layout: Optional[str] = None) -> Callable:
                  "rotated by delta" + ("" if layout is None else f" (a negative delta by reflection, {layout})"))
 
 
+from ._adapters_bias import (additive_bias_attention, alibi_tensor, flash_attn_alibi,  # noqa: E402 (score biases)
+                             mpt_alibi_tensor, t5_bias)
+
 __all__ = ["plain", "inplace", "inplace_qk", "hf", "vllm", "flash_attn", "eager_attention", "flash_attn_kvcache",
-           "kv_shift"]
+           "kv_shift", "flash_attn_alibi", "additive_bias_attention", "alibi_tensor", "mpt_alibi_tensor", "t5_bias"]

@@ -34,8 +34,9 @@ def _number(v: Any) -> str:
 
 def claim_flags(claim: Optional[Dict[str, Any]]) -> List[str]:
     """Command-line flags of a claim dict: {"base": 1e4, "rotary_dim": 64, "mrope_section": [16, 24, 24],
-    "assume_llama": True} -> --base 10000 --rotary-dim 64 --mrope-section 16 24 24 --assume-llama.
-    None and False values are left out."""
+    "assume_llama": True} -> --base 10000 --rotary-dim 64 --mrope-section 16 24 24 --assume-llama; a bias claim's keys
+    the same way: {"stack": "decoder"} -> --stack decoder, {"head_offset": 16, "local_heads": 16} -> --head-offset 16
+    --local-heads 16. None and False values are left out."""
     if claim is None:
         return []
     if not isinstance(claim, dict):
@@ -329,8 +330,13 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     probe's default, head_dim) bounds the keys of a call. A callable carrying `ropecheck_attention` is checked through
     that attribute; ropecheck.adapters.eager_attention and flash_attn_kvcache make transformers-style and flash-attn
     kernels this callable. The judge names the classes of check() at the score (base_wrong, layout_swapped,
-    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). The other
-    arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
+    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). A config of
+    a family whose attention adds a score bias (ALiBi: BLOOM, MPT, Falcon with alibi; T5's buckets) is a bias claim:
+    fn gets q, k, v without RoPE and adds its own bias (one query per call; for T5's encoder keys may lie after it),
+    ask heads=kv_heads= the heads it holds, claim={"stack": "decoder"} and {"head_offset": .., "local_heads": ..}
+    declare T5's decoder and a tensor-parallel rank, and the judge names alibi_slopes_wrong, bias_sign_wrong,
+    bias_missing, bias_scaled, bias_low_precision and t5_buckets_wrong (adapters.flash_attn_alibi,
+    additive_bias_attention; docs/python.md, ALiBi and T5). The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
     small for the probe's calls), KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
     """
     __tracebackhide__ = True

@@ -57,3 +57,6 @@ ropecheck_python_test(drive_attention 60)  # the attention driver on a probe bui
 ropecheck_python_test(adapters_attention 60)  # eager_attention and flash_attn_kvcache call the wrapped code as engines do
 ropecheck_python_test(attention 300)       # check_attention(): correct attention kernels pass, each bug named first
 ropecheck_python_test(capture_scores 300)  # ropecheck.capture.capture_scores on a toy Llama: correct pass, bugs named
+ropecheck_python_test(bias_toys 60)        # the bias toys against independent formulas; the bias adapters (no binary)
+ropecheck_python_test(bias_drive 120)      # every bias kernel through the attention driver; the bias read back from o
+ropecheck_python_test(bias 600)            # check_attention() on ALiBi and T5 claims: correct pass, each bias bug named
