@@ -32,16 +32,16 @@ std::size_t ref_of(const bias_row& r) {
 
 // The largest |(s_j - s_ref) - (b_j - b_ref)| / allowance over every key of every row (8: the read-out's shares of
 // the row, the claim's stored bias and score rounded in T at j and at the reference key).
-fit_result worst_against(const bias_evidence& e, const bias_fn& bias, const bias_fn& stored, double uT) {
+fit_result worst_against(const bias_evidence& e, const bias_fn& bias, const bias_fn& stored, double uT, double uS) {
   fit_result f;
   for (const bias_row& r : e.rows) {
     const std::size_t ref = ref_of(r);
     const double bref = bias(r.head, r.m, r.n[ref]);
-    const double aref = bias_rounding_share(stored(r.head, r.m, r.n[ref]), e.score_constant, uT);
+    const double aref = bias_rounding_share(stored(r.head, r.m, r.n[ref]), e.score_constant, uT, uS);
     for (std::size_t j = 0; j < r.n.size(); ++j) {
       if (j == ref) continue;
       const double err = (r.s[j] - r.s[ref]) - (bias(r.head, r.m, r.n[j]) - bref);
-      const double a = r.allowance[j] + aref + bias_rounding_share(stored(r.head, r.m, r.n[j]), e.score_constant, uT);
+      const double a = r.allowance[j] + aref + bias_rounding_share(stored(r.head, r.m, r.n[j]), e.score_constant, uT, uS);
       const double ratio = std::fabs(err) / a;
       ++f.cells;
       if (!(ratio <= f.worst)) f.worst = ratio, f.head = r.head, f.m = r.m, f.n = r.n[j];
@@ -179,6 +179,8 @@ std::string scale_note(double c) {
 bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const audit_options& /*opt*/) {
   bias_verdict v;
   const double uT = dtype_of(e.dtype).u();
+  // 8b: HF Falcon forms slope x n in bf16 (slopes_bf16) whatever T is: two bf16 roundings, (1 + u)^2 - 1.
+  const double uS = a.slopes_bf16 ? std::fmax(uT, 2 * 0x1p-8 + 0x1p-16) : uT;
   if (e.heads != a.held_heads())
     throw std::invalid_argument(fmt("the evidence has %d query heads, the claim holds %d", e.heads, a.held_heads()));
   if (e.non_finite > 0) {
@@ -201,7 +203,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
                        std::fabs(alibi_bias_value(slope, alibi_distance::relative, m, n)));
     });
   };
-  const fit_result f = worst_against(e, bias_of(claimed), stored_of(claimed), uT);
+  const fit_result f = worst_against(e, bias_of(claimed), stored_of(claimed), uT, uS);
   v.worst_ratio = f.worst, v.worst_head = f.head, v.worst_m = f.m, v.worst_n = f.n, v.cells = f.cells;
   v.fitted_slopes = fitted_slopes(e, d, claimed, uT);
   v.tolerance_reason = "error_model bias section (bias_allowance.hpp 8): the read-out's weights rounded in " + e.dtype +
@@ -214,7 +216,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
                                    first_heads(claimed).c_str(), f.worst, f.head, static_cast<long long>(f.m),
                                    static_cast<long long>(f.n));
   // A hypothesis's kernel stores its own slopes' bias (8b at its slopes).
-  const auto explains = [&](const std::vector<double>& s) { return worst_against(e, bias_of(s), stored_of(s), uT); };
+  const auto explains = [&](const std::vector<double>& s) { return worst_against(e, bias_of(s), stored_of(s), uT, uS); };
   // The hypotheses, in order; the first that explains every row is named.
   std::vector<hypothesis> hyps;
   hyps.push_back({classes::bias_missing, "no bias: every head's slope 0", std::vector<double>(claimed.size(), 0.0)});
@@ -256,7 +258,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
         const double mant = std::frexp(b, &ex);
         return b == 0 ? 0.0 : std::ldexp(std::nearbyint(std::ldexp(mant, digits)), ex - digits);
       };
-      if (const fit_result r = worst_against(e, rounded, stored_of(claimed), uT); r.worst <= 1) {
+      if (const fit_result r = worst_against(e, rounded, stored_of(claimed), uT, uS); r.worst <= 1) {
         v.findings.push_back({classes::bias_low_precision,
                               fmt("the claim's bias in the %s form rounded to %s before it meets the %s scores: every one "
                                   "of %lld scores within its allowance (worst %.3g of it); %s",

@@ -56,12 +56,21 @@ std::vector<key_window> t5_windows(const t5_claim& c, int max_keys, std::int64_t
   std::vector<key_window> out;
   for (std::int64_t m : keep) {
     const std::int64_t lo = m - R, hi = m + after;
+    std::vector<key_window> w;
     for (std::int64_t first = lo;;) {
       const std::int64_t last = std::min(first + max_keys - 1, hi);
-      out.push_back({m, first, last});
+      w.push_back({m, first, last});
       if (last == hi) break;
       first = last;  // the next window starts on this one's last key: the rows chain
     }
+    // The query's own window first, then outward (back to lo, then on to hi): each window shares a key with one
+    // already given, so the rows chain in this order too; and a query's first call is one whose keys fall in many
+    // buckets (past max_distance every key shares one bucket, the weights are uniform, and the door's check that
+    // o moves with v could not see it move).
+    std::size_t own = 0;
+    while (own + 1 < w.size() && !(w[own].first <= m && m <= w[own].last)) ++own;
+    for (std::size_t i = own + 1; i-- > 0;) out.push_back(w[i]);
+    for (std::size_t i = own + 1; i < w.size(); ++i) out.push_back(w[i]);
   }
   return out;
 }

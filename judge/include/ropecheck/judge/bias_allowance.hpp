@@ -16,7 +16,11 @@
 //       the same with `slopes[..., None].bfloat16()`, its scores `+ alibi` then `*= self.inv_norm_factor`: read in
 //       copies of transformers' models/bloom/modeling_bloom.py and models/falcon/modeling_falcon.py found by the
 //       code index, not yet in the transformers repository itself.) A relative form stores |slope (m - n)|.
-//       u_T |b_stored|.
+//       u_T |b_stored|. A family that forms the product in bf16 whatever the model dtype (HF Falcon: its bf16
+//       slopes times the int64 positions; torch's type promotion casts the positions to bf16, then the product is
+//       rounded to bf16: claim slopes_bf16) rounds twice at u_bf16 = 2^-8: u_S |b_stored| with
+//       u_S = max(u_T, 2 u_bf16 + u_bf16^2) (tests/python/toys' hf_falcon: 3.5e4 of an fp32 allowance without it,
+//       1.08 with one rounding only).
 //    c) The score's own rounding in T: s = c + b summed in T (an eager kernel's baddbmm / +=): u_T (|c| + |b|).
 //    A kernel that forms its bias in fp32 (flash-attn's alibi_slopes) is inside (b) and (c) for any T >= fp32's.
 //    Nothing here is tuned: tests/judge/bias_test.cpp runs the engines' conventions under it in fp32, bf16, fp16.
@@ -43,9 +47,10 @@ namespace ropecheck::judge {
   return r >= 1 ? INFINITY : r / (1 - r);
 }
 
-// 8b + 8c: the bias b_stored (in the claim's stored form) rounded once in T and the score c + b rounded in T.
-[[nodiscard]] inline double bias_rounding_share(double b_stored, double c, double uT) {
-  return uT * std::fabs(b_stored) + uT * (std::fabs(c) + std::fabs(b_stored));
+// 8b + 8c: the bias b_stored (in the claim's stored form) rounded once at u_stored (u_T, or u_bf16 for a family
+// forming it in bf16) and the score c + b rounded in T. u_stored < 0: u_T.
+[[nodiscard]] inline double bias_rounding_share(double b_stored, double c, double uT, double u_stored = -1) {
+  return (u_stored < 0 ? uT : u_stored) * std::fabs(b_stored) + uT * (std::fabs(c) + std::fabs(b_stored));
 }
 
 }  // namespace ropecheck::judge
