@@ -1,4 +1,4 @@
-// judge/src/bias_internal.hpp — the pieces of the bias judge (judge/bias.hpp), internal to ropecheck::judge:
+// judge/src/bias_internal.hpp — the pieces of the bias judge (ropecheck/judge/bias.hpp), internal to ropecheck::judge:
 //   bias_probe.cpp     make_bias_probe (ALiBi's calls; T5's via t5_windows) and bias_evidence_of_attention
 //   bias_alibi.cpp     judge_alibi: the slopes fitted per head and the hypotheses that name an ALiBi bug
 //   bias_t5.cpp        t5_windows and judge_t5: the offsets that share a score against the claim's buckets

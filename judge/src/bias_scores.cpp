@@ -1,4 +1,4 @@
-// judge/src/bias_scores.cpp — bias_evidence_of_scores (judge/bias.hpp): a score or weight dump of a family whose
+// judge/src/bias_scores.cpp — bias_evidence_of_scores (ropecheck/judge/bias.hpp): a score or weight dump of a family whose
 // attention adds a bias read as bias rows. Without RoPE a score is scale <q_h, k_g> + bias(h, m, n) (+ the row's
 // constant): the dump's inputs give the first term, so what is left of each kept score is the bias up to the row's
 // constant, which judge_bias centres away.
