@@ -110,4 +110,5 @@ if(TARGET ropecheck)
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin> --base 10000)
   endif()
   include(${CMAKE_CURRENT_SOURCE_DIR}/cli/probe_cli.cmake)  # ropecheck probe, and audit of the outputs of its plan
+  include(${CMAKE_CURRENT_SOURCE_DIR}/cli/bias_cli.cmake)  # ropecheck probe on a score-matrix bias family
 endif()
