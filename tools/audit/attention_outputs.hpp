@@ -40,6 +40,11 @@ struct attention_outputs_contents {
 
 // The probe the claim gives for the file's metadata (judge::make_attention_probe), checked equal to the file's
 // (calls, positions, q, k, v); input_error saying which tensor differs otherwise.
+// Throws input_error naming the first of the file's calls, positions, q, k, v that differ from p (the probe the
+// claim gives, `what` saying which: "" for RoPE's, "bias " for a bias claim's); shared by both matching probes.
+void check_same_probe(const std::filesystem::path& file, const attention_outputs_contents& c, const judge::attention_probe& p,
+                      const std::string& what);
+
 [[nodiscard]] judge::attention_probe matching_probe(const std::filesystem::path& file, const attention_outputs_contents& c,
                                                    const rope_config& claimed);
 

@@ -23,17 +23,7 @@ judge::attention_probe matching_bias_probe(const std::filesystem::path& file, co
   } catch (const std::invalid_argument& e) {
     throw input_error(file, std::string("the file's bias probe cannot be made for the claim: ") + e.what());
   }
-  const auto differs = [&](const char* what) {
-    throw input_error(file, std::string(what) + " is not what `ropecheck probe --form attention` writes for this bias claim and "
-                                                "the file's heads, kv_heads, head_dim, value_dim and max_position: judge the "
-                                                "outputs against the claim the probe was made for");
-  };
-  if (p.q_heads != c.heads) differs("heads");
-  if (p.calls != c.calls || p.key_calls != c.key_calls) differs("attention.calls / attention.key_calls");
-  if (p.q_positions != c.q_positions || p.k_positions != c.k_positions) differs("attention.q_positions / k_positions");
-  if (p.q != c.q) differs("attention.q");
-  if (p.k != c.k) differs("attention.k");
-  if (p.v != c.v) differs("attention.v");
+  check_same_probe(file, c, p, "bias ");
   return p;
 }
 
