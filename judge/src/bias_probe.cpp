@@ -17,11 +17,7 @@ std::vector<std::int64_t> alibi_query_positions(int K, std::int64_t end) {
   std::vector<std::int64_t> m{K - 1};
   for (const std::int64_t edge : {std::int64_t{256}, std::int64_t{2048}, std::int64_t{65536}})
     for (const std::int64_t d : {-1, 0, 1}) m.push_back(edge + d);
-  for (int k = 1;; ++k) {
-    const auto x = static_cast<std::int64_t>(std::floor(64.0 * std::exp2(k / 2.0)));
-    if (x >= end) break;
-    m.push_back(x);
-  }
+  for (const std::int64_t x : two_per_octave(end)) m.push_back(x);
   m.push_back(end);
   std::sort(m.begin(), m.end());
   m.erase(std::unique(m.begin(), m.end()), m.end());

@@ -122,17 +122,23 @@ double score_readout_allowance(const std::string& dtype, double C) {
   return side + 2 * std::sqrt(2.0) * uT + 2 * (uT + 3 * u32) / C;
 }
 
+std::vector<std::int64_t> two_per_octave(std::int64_t end) {
+  std::vector<std::int64_t> out;
+  for (int k = 1;; ++k) {
+    const auto x = static_cast<std::int64_t>(std::floor(64.0 * std::exp2(k / 2.0)));
+    if (x >= end) break;
+    out.push_back(x);
+  }
+  return out;
+}
+
 std::vector<std::int64_t> attention_query_positions(const rope_config& c, std::int64_t max_position) {
   std::vector<std::int64_t> m{max_attention_keys - 1};
   for (const std::int64_t edge : {std::int64_t{256}, std::int64_t{2048}, std::int64_t{4096}, std::int64_t{65504},
                                   std::int64_t{1} << 24})
     for (const std::int64_t d : {-1, 0, 1, 3}) m.push_back(edge + d);
   const std::int64_t end = std::max<std::int64_t>(2 * std::max<std::int64_t>(c.max_position_embeddings, 1), 1 << 17);
-  for (int k = 1;; ++k) {  // two per octave beyond 64
-    const auto x = static_cast<std::int64_t>(std::floor(64.0 * std::exp2(k / 2.0)));
-    if (x >= end) break;
-    m.push_back(x);
-  }
+  for (const std::int64_t x : two_per_octave(end)) m.push_back(x);
   m.push_back(end);
   std::sort(m.begin(), m.end());
   m.erase(std::unique(m.begin(), m.end()), m.end());

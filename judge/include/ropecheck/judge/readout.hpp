@@ -49,6 +49,10 @@ inline constexpr int max_attention_keys = 64;
 // the frequencies: a base-10000 kernel passed a 500000 claim that way (tests/python/test_attention.py).
 inline constexpr int min_attention_keys = 16;
 
+// floor(64 2^(k/2)) for k = 1, 2, ... below `end`: two query positions per octave past 64 (the attention form's and
+// the bias probe's sweep).
+[[nodiscard]] std::vector<std::int64_t> two_per_octave(std::int64_t end);
+
 // The query positions of the attention form: the largest key run's end (K - 1) and the probe's regimes (fp32's
 // integer limit, bf16's and fp16's, the training lengths, two per octave to 2 max_position_embeddings), each at
 // most max_position (0: no limit).
