@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include "bias_internal.hpp"
 #include "ropecheck/judge/allowance.hpp"
@@ -96,6 +97,7 @@ struct hypothesis {
   const char* bug_class;
   std::string what;
   std::vector<double> slopes;
+  std::optional<alibi_distance> form{};  // the distance form the kernel used (none: the claim's)
 };
 
 // The slope rules a kernel may have used instead of the claim's (alibi_slopes_wrong), each named.
@@ -132,11 +134,13 @@ std::vector<hypothesis> slope_rules(const alibi_claim& a, const std::vector<doub
     const double bmax = num / den;
     for (const double b : {std::round(2 * bmax) / 2, bmax})
       if (b > 0 && (a.rule != alibi_slope_rule::mpt || std::fabs(b - a.bias_max) > 1e-9))
-        add(fmt("MPT's gen_slopes with alibi_bias_max %.6g (fitted %.4g)%s", b, bmax,
-                a.rule == alibi_slope_rule::press ? " where the claim's rule is the paper's (press)" : ""),
+        add(fmt("MPT's gen_slopes with alibi_bias_max %.6g (fitted %.4g)%s%s", b, bmax,
+                a.rule == alibi_slope_rule::press ? " where the claim's rule is the paper's (press)" : "",
+                b == 8 && a.rule == alibi_slope_rule::mpt ? ", which are the paper's get_slopes (press): MPT's rule at "
+                                                            "8 gives them for every head count" : ""),
             global_alibi_slopes(alibi_slope_rule::mpt, H, b));
   }
-  if (a.rule == alibi_slope_rule::mpt) add("the paper's rule (press) where the claim's is MPT's gen_slopes", press);
+  // The paper's rule under an MPT claim is the hypothesis above at 8 (bias_claim_test: equal for H = 1..96).
   for (int off = 0; off + a.held_heads() <= H; ++off)
     if (off != a.head_offset && (off % a.held_heads() != 0 || !rank_aligned_first))
       add(fmt("the slopes of heads %d..%d (head offset %d, not the claim's %d: another rank's heads)", off,
@@ -179,8 +183,9 @@ std::string scale_note(double c) {
 bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const audit_options& /*opt*/) {
   bias_verdict v;
   const double uT = dtype_of(e.dtype).u();
-  // 8b: HF Falcon forms slope x n in bf16 (slopes_bf16) whatever T is: two bf16 roundings, (1 + u)^2 - 1.
-  const double uS = a.slopes_bf16 ? std::fmax(uT, 2 * 0x1p-8 + 0x1p-16) : uT;
+  // 8b: HF Falcon forms slope x n in bf16 (slopes_bf16) whatever T is, then its SDPA path divides in T:
+  // (1 + u_bf16)^2 (1 + u_T) - 1.
+  const double uS = a.slopes_bf16 ? (1 + 0x1p-8) * (1 + 0x1p-8) * (1 + uT) - 1 : uT;
   if (e.heads != a.held_heads())
     throw std::invalid_argument(fmt("the evidence has %d query heads, the claim holds %d", e.heads, a.held_heads()));
   if (e.non_finite > 0) {
@@ -190,8 +195,10 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
   }
   const std::vector<double> claimed = claimed_slopes(a);
   const alibi_distance d = a.distance;
-  const auto bias_of = [d](const std::vector<double>& s) {
-    return bias_fn([&s, d](int h, std::int64_t m, std::int64_t n) { return alibi_bias_value(s[static_cast<std::size_t>(h)], d, m, n); });
+  const auto bias_of = [d](const std::vector<double>& s, std::optional<alibi_distance> form = {}) {
+    return bias_fn([&s, f = form.value_or(d)](int h, std::int64_t m, std::int64_t n) {
+      return alibi_bias_value(s[static_cast<std::size_t>(h)], f, m, n);
+    });
   };
   // 8b's stored bias: a causal claim's kernel may hold either slope x n (BLOOM, Falcon) or -slope (m - n) (the
   // per-row constant apart they are one attention, rule 1), so the larger of the two; symmetric's is its own.
@@ -216,13 +223,20 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
                                    first_heads(claimed).c_str(), f.worst, f.head, static_cast<long long>(f.m),
                                    static_cast<long long>(f.n));
   // A hypothesis's kernel stores its own slopes' bias (8b at its slopes).
-  const auto explains = [&](const std::vector<double>& s) { return worst_against(e, bias_of(s), stored_of(s), uT, uS); };
+  const auto explains = [&](const hypothesis& h) {
+    return worst_against(e, bias_of(h.slopes, h.form), stored_of(h.slopes), uT, uS);
+  };
   // The hypotheses, in order; the first that explains every row is named.
   std::vector<hypothesis> hyps;
   hyps.push_back({classes::bias_missing, "no bias: every head's slope 0", std::vector<double>(claimed.size(), 0.0)});
   std::vector<double> neg;
   for (const double s : claimed) neg.push_back(-s);
   hyps.push_back({classes::bias_sign_wrong, "the claim's bias negated (a bias growing with distance)", neg});
+  // A causal kernel's -slope (m - n) under a symmetric (non-causal) claim: keys after the query get a bias that
+  // grows with their distance (flash-attn's causal and non-causal forms, alibi.h, crossed).
+  if (d == alibi_distance::symmetric)
+    hyps.push_back({classes::bias_sign_wrong, "the causal form -slope (m - n) where the claim is symmetric: keys after the "
+                    "query get a bias growing with distance", claimed, alibi_distance::relative});
   double num = 0, den = 0;
   for (std::size_t h = 0; h < claimed.size(); ++h) num += v.fitted_slopes[h] * claimed[h], den += claimed[h] * claimed[h];
   const double c = den > 0 ? num / den : 1;
@@ -242,7 +256,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
   for (hypothesis& h : slope_rules(a, v.fitted_slopes)) hyps.push_back(std::move(h));
   if (!named_scale && !scaled_hyp.empty()) hyps.push_back(scaled_hyp[0]);
   for (const hypothesis& h : hyps) {
-    if (const fit_result r = explains(h.slopes); r.worst <= 1) {
+    if (const fit_result r = explains(h); r.worst <= 1) {
       v.findings.push_back({h.bug_class, fmt("%s: every one of %lld scores within its allowance (worst %.3g of it); %s",
                                              h.what.c_str(), static_cast<long long>(r.cells), r.worst, evidence.c_str()),
                             0.95});

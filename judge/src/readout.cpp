@@ -215,6 +215,39 @@ attention_probe make_attention_probe(const rope_config& c, int q_heads, int k_he
   return p;
 }
 
+std::int64_t check_softmax_weights(const attention_probe& p, const std::vector<double>& o) {
+  const auto HQ = static_cast<std::size_t>(p.q_heads), DV = static_cast<std::size_t>(p.value_dim);
+  std::int64_t non_finite = 0;
+  for (int c = 0; c < p.calls_count(); ++c) {
+    const auto nk = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1] - p.key_calls[static_cast<std::size_t>(c)]);
+    for (auto e = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)]); e < static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c) + 1]); ++e)
+      for (std::size_t h = 0; h < HQ; ++h) {
+        const double* row = o.data() + (e * HQ + h) * DV;
+        double sum = 0;
+        bool finite = true;
+        for (std::size_t j = 0; j < DV; ++j) {
+          if (!std::isfinite(row[j])) {
+            finite = false, ++non_finite;
+            continue;
+          }
+          if (j >= nk && row[j] != 0)
+            throw std::invalid_argument(fmt("attention.o: query entry %zu head %zu has %g at value coordinate %zu, past its "
+                                            "call's %zu keys: the outputs do not come from v (v is one-hot per key, so o "
+                                            "= softmax(s) v is zero there)", e, h, row[j], j, nk));
+          if (j < nk && row[j] < 0)
+            throw std::invalid_argument(fmt("attention.o: query entry %zu head %zu has the negative weight %g at key %zu: "
+                                            "not softmax weights of the one-hot v", e, h, row[j], j));
+          if (j < nk) sum += row[j];
+        }
+        if (finite && std::fabs(sum - 1) > 0.125)
+          throw std::invalid_argument(fmt("attention.o: query entry %zu head %zu sums to %g over its call's %zu keys, not 1: "
+                                          "the outputs do not come from v as softmax weights (o = softmax(s) v with v "
+                                          "one-hot per key)", e, h, sum, nk));
+      }
+  }
+  return non_finite;
+}
+
 attention_verdict audit_attention(const attention_probe& p, const std::vector<double>& o, const std::string& dtype,
                                   const rope_config& claimed, const audit_options& opt) {
   check_claim(claimed);
@@ -227,27 +260,7 @@ attention_verdict audit_attention(const attention_probe& p, const std::vector<do
   const double af = attention_factor(claimed);
   const double C = p.softmax_scale * af * af * p.q_amplitude * p.k_amplitude;
   // The rows: softmax weights of the call's keys (non-finite values are the kernel's failure, judged).
-  bool finite = true;
-  for (int c = 0; c < p.calls_count(); ++c) {
-    const auto nk = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1] - p.key_calls[static_cast<std::size_t>(c)]);
-    for (auto e = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)]); e < static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c) + 1]); ++e)
-      for (std::size_t h = 0; h < HQ; ++h) {
-        const double* row = o.data() + (e * HQ + h) * DV;
-        double sum = 0;
-        for (std::size_t j = 0; j < DV; ++j) {
-          if (!std::isfinite(row[j])) finite = false;
-          if (j >= nk && row[j] != 0 && std::isfinite(row[j]))
-            throw std::invalid_argument(fmt("attention.o: query entry %zu head %zu has %g at value coordinate %zu, past its "
-                                            "call's %zu keys: the outputs do not come from v (v is one-hot per key, so o "
-                                            "= softmax(s) v is zero there)", e, h, row[j], j, nk));
-          if (j < nk) sum += row[j];
-        }
-        if (std::isfinite(sum) && std::fabs(sum - 1) > 0.125)
-          throw std::invalid_argument(fmt("attention.o: query entry %zu head %zu sums to %g over its call's %zu keys, not 1: "
-                                          "the outputs do not come from v as softmax weights (o = softmax(s) v with v "
-                                          "one-hot per key)", e, h, sum, nk));
-      }
-  }
+  const bool finite = check_softmax_weights(p, o) == 0;
   if (!finite) {
     out.findings.push_back({classes::non_finite, "NaN or infinity in the attention outputs: no score can be read", 1.0});
     return out;

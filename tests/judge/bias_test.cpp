@@ -50,18 +50,33 @@ std::vector<double> mpt_slopes(int H, double bias_max) {
   return o;
 }
 
+// How each engine forms the scores, from its code (read in the repositories themselves):
+// - transformers models/bloom/modeling_bloom.py build_alibi_tensor: fp32 slopes x the key positions (cumsum of the
+//   mask), `.to(dtype)`; BloomAttention: `alibi.baddbmm(..., beta=self.beta, alpha=self.inv_norm_factor)`, beta
+//   1: the bias is not scaled.
+// - transformers models/falcon/modeling_falcon.py build_alibi_tensor: `slopes[..., None].bfloat16() *
+//   arange_tensor` (int positions, promoted to bf16: the product is rounded in bf16 whatever the model dtype), then
+//   `.to(dtype)`. Eager FalconAttention.forward: the scores cast to fp32, `+ alibi`, then `*= self.inv_norm_factor`.
+//   SDPA (FalconModel._update_causal_mask): `alibi / math.sqrt(...)` in the model dtype, folded into the mask.
+// - flash-attention csrc/flash_attn/src/alibi.h Alibi::apply_alibi: causal `+= alibi_slope * col_idx` (the key
+//   position) on the unscaled scores with the slope divided by scale_softmax (flash_fwd_kernel.h), softmax then
+//   scales; non-causal `-= alibi_slope * abs(row_idx + max_seqlen_k - max_seqlen_q - col_idx)`; slopes fp32.
+// - vLLM csrc/attention/attention_kernels.cuh: `qk = scale * dot; qk += alibi_slope * (token_idx - seq_len + 1)`.
 enum class engine {
-  eager_key_position,  // HF BLOOM / Falcon: bias slope x n built in fp32, held in T (.to(dtype)), added in T
+  eager_key_position,  // HF BLOOM: slope x n built in fp32, held in T (.to(dtype)), added in T
   eager_relative,      // a bias tensor -slope (m - n) held in T, added in T
-  kernel_fp32,         // flash-attn's alibi_slopes: -slope |m - n| formed in fp32 in the kernel, fp32 scores
+  kernel_fp32,         // vLLM's paged kernel / flash-attn non-causal: -slope (m - n) (|m - n|) in fp32, fp32 scores
+  flash_causal,        // flash-attn causal: (slope / scale) x n added to the unscaled fp32 scores, softmax scales
+  hf_falcon_eager,     // HF Falcon eager: bf16(bf16(slope) x bf16(n)) -> T; fp32 (q.k + alibi) x inv_norm_factor
+  hf_falcon_sdpa,      // HF Falcon SDPA: the same bias -> T, / sqrt(head_dim) in T, added to the scaled scores in T
 };
 
 struct kernel {
   std::vector<double> slopes;  // per held head, as the kernel's code computes them
   engine how = engine::eager_key_position;
-  bool slopes_bf16 = false;    // HF Falcon's slopes.bfloat16()
-  double scale_after = 1;      // HF Falcon: (q.k + alibi) * inv_norm_factor, in T
+  double inv_norm = 1;         // HF Falcon's inv_norm_factor (1: none)
   bool bias_in_bf16 = false;   // the bias tensor held in bf16 whatever T
+  bool symmetric = false;      // kernel_fp32: -slope |m - n| (flash-attn non-causal)
 };
 
 template <class T>
@@ -70,27 +85,42 @@ std::vector<double> run(const attention_probe& p, const kernel& k) {
   std::vector<double> o(p.q_positions.size() * HQ * DV);
   const auto t = [](double x) { return static_cast<double>(static_cast<T>(static_cast<float>(x))); };
   const auto bf = [](double x) { return static_cast<double>(static_cast<Eigen::bfloat16>(static_cast<float>(x))); };
+  const auto f = [](double x) { return static_cast<double>(static_cast<float>(x)); };
   for (int c = 0; c < p.calls_count(); ++c) {
     const auto e = static_cast<std::size_t>(p.calls[static_cast<std::size_t>(c)]);
     const auto k0 = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c)]);
     const std::size_t nk = static_cast<std::size_t>(p.key_calls[static_cast<std::size_t>(c) + 1]) - k0;
     const std::int64_t m = p.q_positions[e];
     for (std::size_t h = 0; h < HQ; ++h) {
-      double slope = k.slopes[h];
-      if (k.slopes_bf16) slope = bf(slope);
+      const double slope = k.slopes[h];
       std::vector<float> s(nk);
       for (std::size_t j = 0; j < nk; ++j) {
         const std::int64_t n = p.k_positions[k0 + j];
         const double qk = p.q_amplitude * p.k_amplitude;  // exact in every T
-        if (k.how == engine::kernel_fp32) {
-          s[j] = static_cast<float>(qk * p.softmax_scale) - static_cast<float>(slope) * static_cast<float>(m - n);
-          continue;
+        const double sc = p.softmax_scale;
+        switch (k.how) {
+          case engine::kernel_fp32: {
+            const double dist = k.symmetric ? static_cast<double>(std::llabs(m - n)) : static_cast<double>(m - n);
+            s[j] = static_cast<float>(f(qk * sc) - f(f(slope) * dist));
+            break;
+          }
+          case engine::flash_causal:
+            s[j] = static_cast<float>(f(f(qk + f(f(slope) / f(sc)) * static_cast<double>(n)) * f(sc)));
+            break;
+          case engine::hf_falcon_eager:
+          case engine::hf_falcon_sdpa: {
+            const double stored = t(bf(bf(slope) * bf(static_cast<double>(n))));
+            s[j] = k.how == engine::hf_falcon_eager ? static_cast<float>(f(f(qk + stored) * f(k.inv_norm)))
+                                                    : static_cast<float>(t(t(qk * sc) + t(stored * k.inv_norm)));
+            break;
+          }
+          default: {
+            const double bias = k.how == engine::eager_key_position ? f(f(slope) * static_cast<double>(n))
+                                                                   : -f(f(slope) * static_cast<double>(m - n));
+            const double stored = k.bias_in_bf16 ? bf(bias) : t(bias);
+            s[j] = static_cast<float>(t(t(qk * sc) + stored));
+          }
         }
-        const double bias = k.how == engine::eager_key_position ? static_cast<double>(static_cast<float>(slope) * static_cast<float>(n))
-                                                               : -static_cast<double>(static_cast<float>(slope) * static_cast<float>(m - n));
-        const double stored = k.bias_in_bf16 ? bf(bias) : t(bias);
-        const double scale = k.scale_after == 1 ? p.softmax_scale : 1.0;
-        s[j] = static_cast<float>(t(t(t(qk * scale) + stored) * k.scale_after));
       }
       const float mx = *std::max_element(s.begin(), s.end());
       float sum = 0;
@@ -146,10 +176,16 @@ TEST(AlibiConventions, MptGenSlopesWithBiasMaxEightPassForTwelveHeads) {
                           kernel{mpt_slopes(16, 8), engine::eager_relative});
 }
 
-TEST(AlibiConventions, HfFalconBf16SlopesScaledWithTheScoresPass) {
+TEST(AlibiConventions, HfFalconBf16ProductScaledWithTheScoresPassesEagerAndSdpa) {
   bias_claim c = alibi(32, alibi_distance::key_position);
   c.alibi.slopes_bf16 = true, c.alibi.bias_scale = 1 / std::sqrt(64.0);
-  expect_pass_every_dtype(c, kernel{paper_slopes(32), engine::eager_key_position, true, 1 / std::sqrt(64.0)});
+  expect_pass_every_dtype(c, kernel{paper_slopes(32), engine::hf_falcon_eager, 1 / std::sqrt(64.0)});
+  expect_pass_every_dtype(c, kernel{paper_slopes(32), engine::hf_falcon_sdpa, 1 / std::sqrt(64.0)});
+  // 71 heads (Falcon-7B's count: 64 + 7 interleaved, slopes that are no power of two).
+  bias_claim c71 = alibi(71, alibi_distance::key_position);
+  c71.alibi.slopes_bf16 = true, c71.alibi.bias_scale = 1 / std::sqrt(64.0);
+  EXPECT_TRUE(judge_run<Eigen::bfloat16>(c71, kernel{paper_slopes(71), engine::hf_falcon_sdpa, 1 / std::sqrt(64.0)},
+                                         "bfloat16").pass);
 }
 
 TEST(AlibiConventions, VllmFalconFp32SlopesTimesInverseSqrtHeadDimInTheKernelPass) {
@@ -158,6 +194,22 @@ TEST(AlibiConventions, VllmFalconFp32SlopesTimesInverseSqrtHeadDimInTheKernelPas
   std::vector<double> s = paper_slopes(32);
   for (double& x : s) x /= std::sqrt(64.0);
   expect_pass_every_dtype(c, kernel{s, engine::kernel_fp32});
+}
+
+TEST(AlibiConventions, FlashAttnCausalKeyPositionOnUnscaledScoresPasses) {
+  // Its bias is + slope n: a per-row constant from -slope (m - n), so a relative claim passes it (rule 1).
+  expect_pass_every_dtype(alibi(16, alibi_distance::relative), kernel{paper_slopes(16), engine::flash_causal});
+  expect_pass_every_dtype(alibi(12, alibi_distance::key_position), kernel{paper_slopes(12), engine::flash_causal});
+}
+
+TEST(AlibiConventions, SymmetricNonCausalPassesAndACausalKernelUnderItIsNamed) {
+  expect_pass_every_dtype(alibi(8, alibi_distance::symmetric), kernel{paper_slopes(8), engine::kernel_fp32, 1, false, true});
+  // -slope (m - n) on keys after the query grows with distance there: the sign is wrong on that side.
+  const bias_verdict v = judge_run<float>(alibi(8, alibi_distance::symmetric), kernel{paper_slopes(8), engine::kernel_fp32},
+                                          "float32");
+  EXPECT_FALSE(v.pass);
+  ASSERT_FALSE(v.findings.empty());
+  EXPECT_EQ(v.findings[0].bug_class, classes::bias_sign_wrong) << v.findings[0].sentence;
 }
 
 TEST(AlibiConventions, FlashAttnRelativeFp32InKernelAndATensorParallelRankPass) {
@@ -194,6 +246,22 @@ TEST(AlibiBugs, SlopesSortedInsteadOfInterleaved) {
   std::sort(s.begin(), s.end(), std::greater<>());
   expect_named(judge_run<float>(alibi(12, alibi_distance::key_position), kernel{s, engine::eager_key_position}, "float32"),
                classes::alibi_slopes_wrong);
+}
+
+TEST(AlibiBugs, SlopesSortedAscending) {
+  std::vector<double> s = paper_slopes(12);
+  std::sort(s.begin(), s.end());
+  const bias_verdict v = judge_run<float>(alibi(12, alibi_distance::relative), kernel{s, engine::kernel_fp32}, "float32");
+  expect_named(v, classes::alibi_slopes_wrong);
+  EXPECT_NE(v.findings.at(0).sentence.find("ascending"), std::string::npos) << v.findings.at(0).sentence;
+}
+
+TEST(AlibiBugs, ThePapersSlopesUnderAnMptClaimOfFour) {
+  const bias_verdict v = judge_run<float>(alibi(12, alibi_distance::relative, alibi_slope_rule::mpt, 4),
+                                          kernel{paper_slopes(12), engine::eager_relative}, "float32");
+  expect_named(v, classes::alibi_slopes_wrong);
+  EXPECT_NE(v.findings.at(0).sentence.find("alibi_bias_max 8 "), std::string::npos) << v.findings.at(0).sentence;
+  EXPECT_NE(v.findings.at(0).sentence.find("get_slopes (press)"), std::string::npos) << v.findings.at(0).sentence;
 }
 
 TEST(AlibiBugs, AlibiBiasMaxSixteenUnderAnMptClaimOfEight) {
@@ -238,7 +306,7 @@ TEST(AlibiBugs, BloomBiasScaledByInverseSqrtHeadDim) {
 TEST(AlibiBugs, FalconScaleMissing) {
   bias_claim c = alibi(32, alibi_distance::key_position);
   c.alibi.slopes_bf16 = true, c.alibi.bias_scale = 1 / std::sqrt(64.0);
-  const bias_verdict v = judge_run<float>(c, kernel{paper_slopes(32), engine::eager_key_position, true, 1}, "float32");
+  const bias_verdict v = judge_run<float>(c, kernel{paper_slopes(32), engine::hf_falcon_eager, 1}, "float32");
   expect_named(v, classes::bias_scaled);
   EXPECT_NE(v.findings.at(0).sentence.find("sqrt(64)"), std::string::npos);
 }

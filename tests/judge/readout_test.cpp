@@ -4,6 +4,7 @@
 #include "judge/judge_dumps.hpp"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "ropecheck/judge/readout.hpp"
@@ -192,6 +193,12 @@ TEST(Readout, OutputsThatDoNotComeFromVAreRefused) {
   auto zero_past = o;
   zero_past[nk0] = -0.0;  // a zero there is what v gives
   EXPECT_TRUE(judge::audit_attention(wide, zero_past, "float32", c).pass);
+  // A negative weight is no softmax weight (exp >= 0 in every dtype); -0 is a zero.
+  auto negative = o, negative_zero = o;
+  negative[1] = -std::numeric_limits<double>::denorm_min(), negative[0] += o[1];
+  negative_zero[0] += o[1], negative_zero[1] = -0.0;
+  EXPECT_THROW((void)judge::audit_attention(wide, negative, "float32", c), std::invalid_argument);
+  EXPECT_NO_THROW((void)judge::audit_attention(wide, negative_zero, "float32", c));
   // A row's sum: 1 +- 1/8 reads (at the boundary), beyond it is refused.
   auto low = o, lower = o;
   for (std::size_t j = 0; j < DV; ++j) low[j] = lower[j] = 0;

@@ -72,10 +72,16 @@ struct attention_verdict {
 };
 
 // Judges the outputs o [NQ][HQ][DV] (widened exactly from `dtype`) of the probe's calls against `claimed`.
-// Throws std::invalid_argument when a call's queries are not at one position, when o cannot be read as softmax weights of v (a row's columns past its call's
-// keys not zero, or a row not summing to 1 within 1/8: o does not come from v) or its size is not the probe's.
+// Throws std::invalid_argument when a call's queries are not at one position, when o cannot be read as softmax
+// weights of v (check_softmax_weights: o does not come from v) or its size is not the probe's.
 [[nodiscard]] attention_verdict audit_attention(const attention_probe& p, const std::vector<double>& o, const std::string& dtype,
                                                 const rope_config& claimed, const audit_options& opt = {});
+
+// Checks that o [NQ][HQ][DV] can be read as softmax weights of the probe's one-hot v: in each row the columns past
+// its call's keys are zero, no weight is negative, and a finite row sums to 1 within 1/8. Throws
+// std::invalid_argument naming the entry otherwise; returns how many outputs are NaN or infinite (the kernel's
+// failure, judged by the caller). Shared by audit_attention and the score-matrix bias's read-out (bias_probe.cpp).
+[[nodiscard]] std::int64_t check_softmax_weights(const attention_probe& p, const std::vector<double>& o);
 
 // The read-out's share of the allowance (error_model.hpp section 7) for outputs in `dtype` and designed score
 // magnitude C, relative to C.
