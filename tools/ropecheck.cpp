@@ -682,35 +682,41 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (alibi_heads > 0) {
-    try {
-      if (!rep_conv.config_path.empty() || !rep_conv.preset.empty() || rep_conv.any_override() || !impls.empty() || list)
-        throw usage_error("report --alibi-heads: an ALiBi claim takes no RoPE convention flags, --impl or --list-implementations");
+  // A score-matrix bias claim, from the flags (--alibi-heads) or from a bias family's --config: the report is the
+  // ALiBi bias figure alone (tools/report/alibi_bias.hpp).
+  std::optional<bias_config_parse> rep_bias;
+  try {
+    if (alibi_heads > 0) {
+      if (!rep_conv.config_path.empty() || !rep_conv.preset.empty() || rep_conv.any_override() || rep_conv.any_bias_flag() ||
+          !impls.empty() || list)
+        throw usage_error("report --alibi-heads: an ALiBi claim by flags takes no --config, --preset, convention flags, "
+                          "--impl or --list-implementations");
       if (alibi_rule != "mpt" && alibi_bias_max != 8) throw usage_error("report: --alibi-bias-max needs --alibi-rule mpt");
-      bias_claim bc;
+      rep_bias.emplace();
+      bias_claim& bc = rep_bias->claim;
       bc.scheme = bias_scheme::alibi;
       bc.alibi.heads = alibi_heads;
       bc.alibi.rule = alibi_rule == "mpt" ? alibi_slope_rule::mpt : alibi_slope_rule::press;
       bc.alibi.bias_max = alibi_bias_max;
       bc.alibi.slopes_bf16 = alibi_slopes_bf16;
       bc.alibi.distance = alibi_distance::key_position;
-      const auto r = report::alibi_bias_errors(bc, report::alibi_positions(20));
-      std::printf("ropecheck report: %s\n", describe(bc).c_str());
-      for (const auto& s : r.series) {
-        double worst = 0;
-        std::int64_t at = 0;
-        for (const auto& row : s.rows)
-          if (row.max_abs_error > worst) worst = row.max_abs_error, at = row.x;
-        std::printf("  %-12s max bias error %-12.6g at x = %lld\n", std::string(report::to_string(s.strategy)).c_str(), worst,
-                    static_cast<long long>(at));
-      }
-      (void)report::write_alibi_report(r, out, command, !no_plots);
-      std::printf("report: %s\n", (std::filesystem::path(out) / "report.html").string().c_str());
-      return 0;
-    } catch (const std::exception& e) {
-      std::cerr << "ropecheck report: " << e.what() << '\n';
-      return 2;
+    } else if ((rep_bias = rep_conv.resolve_bias())) {
+      if (!impls.empty() || list)
+        throw usage_error(rep_conv.config_path + " claims a score-matrix bias (" + rep_bias->family +
+                          "); --impl and --list-implementations name RoPE's implementations");
+      if (rep_bias->claim.scheme != bias_scheme::alibi)
+        throw usage_error(rep_conv.config_path + " claims T5's bucketed bias (" + rep_bias->family +
+                          "): its values are learned weights looked up by an integer bucket, so it has no error against "
+                          "position to plot; judge a kernel with `ropecheck probe --form attention --config ...` and "
+                          "`ropecheck audit`, or a score dump with `ropecheck audit --scores` (docs/bias.md)");
     }
+    if (rep_bias) {
+      for (const auto& line : explain::claim_lines(rep_bias->info)) std::printf("%s\n", line.c_str());
+      return report::run_alibi_report(rep_bias->claim, out, command, !no_plots);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ropecheck report: " << e.what() << '\n';
+    return 2;
   }
 
   try {

@@ -99,8 +99,8 @@ void read_bloom(ctx& c) {
   c.log.add("distance", "key_position (+slope x n)", fact_origin::family_code,
             "modeling_bloom.py build_alibi_tensor: slopes[..., None] * ((attention_mask.cumsum(-1) - 1) * attention_mask)");
   c.log.add("bias_scale", "1", fact_origin::family_code,
-            "modeling_bloom.py BloomAttention.forward: baddbmm(input=alibi, beta=1/layer_number, alpha=inv_norm_factor) then "
-            "x layer_number: the bias meets q.k/sqrt(head_dim) unscaled");
+            "modeling_bloom.py BloomAttention.forward: alibi.baddbmm(query, key, beta=self.beta (1.0), alpha=inv_norm_factor): "
+            "the bias meets q.k/sqrt(head_dim) unscaled (earlier versions: beta=1/layer_number, then x layer_number: the same)");
   c.log.add("slopes_dtype", "fp32, the bias cast to the model dtype", fact_origin::family_code, "modeling_bloom.py build_alibi_tensor: .to(dtype)");
 }
 

@@ -20,3 +20,22 @@ ropecheck_cli_test(bias_flag_without_a_config_exits_2 2 "--stack needs --config"
 ropecheck_cli_test(bias_probe_writes_the_bias_probe 0
                    "attention calls \\(a query and up to 64 keys each\\) x 16 query and 16 key heads x 64[^\n]*ALiBi press slopes of 16 heads"
                    probe --config ${bbloom} --form attention --dtype bfloat16 --out ${bout}/bloom_probe.safetensors)
+
+# `ropecheck report` on a bias family's config (tools/ropecheck.cpp, tools/report/alibi_bias.hpp run_alibi_report):
+# ALiBi's figure with the claim read from the config and a rank's heads declared; T5 and RoPE's --impl refused.
+set(bfalcon ${CMAKE_CURRENT_SOURCE_DIR}/data/bias_families/falcon.json)
+set(bt5 ${CMAKE_CURRENT_SOURCE_DIR}/data/bias_families/t5.json)
+ropecheck_cli_test(bias_report_config_writes_the_alibi_figure 0
+                   "slopes press[^\n]*build_alibi_tensor.*ropecheck report: ALiBi press slopes of 16 heads, distance key_position\n  tensor_fp32  max bias error"
+                   report --config ${bbloom} --no-plots --out ${bout}/report_bloom)
+ropecheck_cli_test(bias_report_config_with_a_ranks_heads 0
+                   "ropecheck report: ALiBi press slopes of 32 heads \\(heads 16..31 held\\), distance key_position, bias x 0.125, slopes in bf16"
+                   report --config ${bfalcon} --head-offset 16 --local-heads 16 --no-plots --out ${bout}/report_falcon)
+ropecheck_cli_test(bias_report_t5_config_exits_2 2 "claims T5's bucketed bias \\(T5\\)[^\n]*no error against position"
+                   report --config ${bt5} --no-plots --out ${bout}/report_t5)
+ropecheck_cli_test(bias_report_config_with_impl_exits_2 2 "claims a score-matrix bias \\(BLOOM\\); --impl"
+                   report --config ${bbloom} --impl hf --no-plots --out ${bout}/report_none)
+ropecheck_cli_test(bias_report_alibi_heads_with_config_exits_2 2 "--alibi-heads: an ALiBi claim by flags takes no --config"
+                   report --alibi-heads 8 --config ${bbloom} --no-plots --out ${bout}/report_none)
+ropecheck_cli_test(bias_report_alibi_heads_by_flags 0 "ropecheck report: ALiBi mpt[^\n]*12 heads"
+                   report --alibi-heads 12 --alibi-rule mpt --no-plots --out ${bout}/report_mpt)

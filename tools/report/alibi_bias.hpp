@@ -91,4 +91,8 @@ std::vector<std::filesystem::path> write_alibi_report(const alibi_bias_result& r
                                                       const std::string& command, bool plots = true,
                                                       const std::string& gnuplot = "gnuplot");
 
+// The report command's ALiBi branch: the figure of `claim` at alibi_positions(20), a line per strategy (its worst
+// error and where) on standard output, the files written to `folder`. Returns 0; throws as the functions above.
+int run_alibi_report(const bias_claim& claim, const std::filesystem::path& folder, const std::string& command, bool plots);
+
 }  // namespace ropecheck::report

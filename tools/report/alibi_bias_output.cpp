@@ -2,6 +2,7 @@
 // summary.json's "alibi_bias" block, the gnuplot script and report.html's section.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "alibi_bias.hpp"
@@ -164,6 +165,22 @@ std::vector<std::filesystem::path> write_alibi_report(const alibi_bias_result& r
     throw std::runtime_error("gnuplot not found ('" + gnuplot + "'): plots need the Debian package gnuplot-nox; "
                              "data, summary.json and report.html are written");
   return files;
+}
+
+int run_alibi_report(const bias_claim& claim, const std::filesystem::path& folder, const std::string& command, bool plots) {
+  const alibi_bias_result r = alibi_bias_errors(claim, alibi_positions(20));
+  std::printf("ropecheck report: %s\n", describe(claim).c_str());
+  for (const auto& s : r.series) {
+    double worst = 0;
+    std::int64_t at = 0;
+    for (const auto& row : s.rows)
+      if (row.max_abs_error > worst) worst = row.max_abs_error, at = row.x;
+    std::printf("  %-12s max bias error %-12.6g at x = %lld\n", std::string(to_string(s.strategy)).c_str(), worst,
+                static_cast<long long>(at));
+  }
+  (void)write_alibi_report(r, folder, command, plots);
+  std::printf("report: %s\n", (folder / "report.html").string().c_str());
+  return 0;
 }
 
 }  // namespace ropecheck::report
