@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "explain/claim_lines.hpp"
+#include "audit/bias_table.hpp"
 #include "ropecheck/bias_config.hpp"
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config_json.hpp"
@@ -99,6 +100,7 @@ struct convention_flags {
   // A score-matrix bias's declarations (bias_config.hpp bias_declaration): a tensor-parallel rank's heads, the stack.
   std::optional<int> head_offset, local_heads;
   std::optional<std::string> stack;
+  std::optional<std::string> t5_table;  // T5's learned table (audit/bias_table.hpp)
 
   void add_to(CLI::App* app) {
     app->add_option("--layer", layer,
@@ -150,6 +152,10 @@ struct convention_flags {
     app->add_option("--stack", stack,
                     "encoder-decoder families (T5's bias): the stack whose self-attention is checked, encoder (bidirectional "
                     "buckets) or decoder (causal); default encoder")->check(CLI::IsMember({"encoder", "decoder"}));
+    app->add_option("--t5-table", t5_table,
+                    "T5's bias: the learned table relative_attention_bias.weight [num_buckets, heads] (.npy, or .safetensors "
+                    "of it) of the layer judged; the judge then checks the values, not only which offsets share a bucket")
+        ->check(CLI::ExistingFile);
     app->add_flag("--assume-llama", assume_llama,
                   "read a config.json whose model_type ropecheck has no facts for as HF Llama's code reads it (recorded as an "
                   "assumption)");
@@ -167,7 +173,7 @@ struct convention_flags {
     d.max_model_len = max_model_len;
     return d;
   }
-  [[nodiscard]] bool any_bias_flag() const { return head_offset || local_heads || stack; }
+  [[nodiscard]] bool any_bias_flag() const { return head_offset || local_heads || stack || t5_table; }
   // What the flags declare about a score-matrix bias (bias_config.hpp).
   [[nodiscard]] bias_declaration bias_decl() const {
     bias_declaration d;
@@ -183,7 +189,7 @@ struct convention_flags {
   // RoPE claim, are errors naming the flag: neither is silently dropped.
   [[nodiscard]] std::optional<bias_config_parse> resolve_bias() const {
     const auto bias_flag = [&] {
-      return std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : "--stack");
+      return std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : stack ? "--stack" : "--t5-table");
     };
     if (config_path.empty()) {
       if (any_bias_flag())
@@ -208,6 +214,14 @@ struct convention_flags {
     if (assume_llama) refuse("--assume-llama");
     if (max_model_len) refuse("--max-model-len");
     if (any_override()) refuse(overrides().front().substr(0, overrides().front().find(' ')));
+    if (t5_table) {
+      if (b->claim.scheme != bias_scheme::t5)
+        throw std::invalid_argument("--t5-table: " + config_path + " claims " + what + " (" + b->family +
+                                    "), whose bias is a rule, not a learned table");
+      b->claim.t5.table = audit::read_t5_table(*t5_table, b->claim.t5.num_buckets, b->claim.t5.heads);
+      b->info.facts.push_back({"t5_table", std::to_string(b->claim.t5.num_buckets) + " x " + std::to_string(b->claim.t5.heads) +
+                                               " values", fact_origin::declared, "--t5-table " + *t5_table});
+    }
     return b;
   }
   // A claim by flags alone (no --config, no --preset) must say what no default may stand for, the base and

@@ -2,6 +2,7 @@
 //   bias_probe.cpp     make_bias_probe (ALiBi's calls; T5's via t5_windows) and bias_evidence_of_attention
 //   bias_alibi.cpp     judge_alibi: the slopes fitted per head and the hypotheses that name an ALiBi bug
 //   bias_t5.cpp        t5_windows and judge_t5: the offsets that share a score against the claim's buckets
+//   bias_t5_table.cpp  judge_t5_table: the scores against T5's learned table when the user gives it
 //   bias_judge.cpp     judge_bias: the dispatch on the claim's scheme
 #pragma once
 
@@ -17,6 +18,17 @@ namespace ropecheck::judge::detail {
 
 // The claim's T5 buckets (claimed.t5) against the evidence: which offsets share a score.
 [[nodiscard]] bias_verdict judge_t5(const bias_evidence& e, const t5_claim& claimed, const audit_options& opt);
+
+// One row per (head, m, form): the evidence's rows of one query chained on their shared keys (bias_t5.cpp). A
+// chained key's allowance carries the shared key's two; each key's allowance is its difference's from the row's
+// first reference key, so two keys' difference is within the sum of theirs.
+[[nodiscard]] std::vector<bias_row> chain_rows(const bias_evidence& e);
+
+// The values of T5's table when the claim gives it (claimed.table non-empty), on rows whose partition the claim
+// already explains: each key's score minus the row's reference key's against the table's entries at their
+// buckets, within the read-out's allowance and the table and score rounded in the evidence's dtype (error
+// model 8b, 8c). Fills v (pass, worst figures, a finding naming the first hypothesis that explains every row).
+void judge_t5_table(const std::vector<bias_row>& rows, const bias_evidence& e, const t5_claim& claimed, bias_verdict& v);
 
 // One call of the bias probe: the query at m, its keys at first..last (inclusive, contiguous).
 struct key_window {

@@ -54,7 +54,12 @@ attention_probe make_bias_probe(const bias_claim& c, int kv_heads, int value_dim
   }
   attention_probe p;
   p.q_heads = HQ, p.k_heads = kv_heads, p.head_dim = head_dim, p.value_dim = value_dim;
-  p.softmax_scale = softmax_scale > 0 ? softmax_scale : 1 / std::sqrt(static_cast<double>(head_dim));
+  // The default scale is the family's: T5 scales nothing (transformers models/t5/modeling_t5.py T5Attention.forward:
+  // `scores = torch.matmul(query_states, key_states.transpose(3, 2))`, no 1/sqrt(d)), so its kernels' q.k is A B
+  // and the error model's score constant (8c) must be that; ALiBi's families scale by head_dim^-0.5.
+  p.softmax_scale = softmax_scale > 0 ? softmax_scale
+                    : c.scheme == bias_scheme::t5 ? 1.0
+                                                  : 1 / std::sqrt(static_cast<double>(head_dim));
   // q = A e_0, k = B e_0 for every key: q.k is one constant per row (no positional signal); A, B powers of two
   // with scale A B in [1/2, 1] (exact in every dtype).
   const double e = std::floor(std::log2(1 / p.softmax_scale));

@@ -75,8 +75,6 @@ std::vector<key_window> t5_windows(const t5_claim& c, int max_keys, std::int64_t
   return out;
 }
 
-namespace {
-
 // One row per (head, m, form): the evidence's rows of one query chained on their shared keys. A chained key's
 // allowance carries the shared key's two (the shift between the rows is read from it).
 std::vector<bias_row> chain_rows(const bias_evidence& e) {
@@ -112,6 +110,8 @@ std::vector<bias_row> chain_rows(const bias_evidence& e) {
   }
   return out;
 }
+
+namespace {
 
 // A partition of (m, n): the bucket a hypothesis puts key n of query m in, and of which row (for hypotheses
 // that treat some rows differently).
@@ -335,7 +335,10 @@ bias_verdict judge_t5(const bias_evidence& e, const t5_claim& claimed, const aud
       "T5's bias is a table entry per (bucket, head): keys of one bucket score bitwise equal in the kernel, so two "
       "keys' scores may differ by their read-out allowances only (each row's own, chained windows adding the shared "
       "key's); two buckets must differ in some head";
-  if (v.pass) return v;
+  if (v.pass) {
+    if (!claimed.table.empty()) judge_t5_table(rows, e, claimed, v);
+    return v;
+  }
   const std::string failed = claim_failure(f);
   const auto name = [&](const char* cls, const std::string& s) { v.findings.push_back({cls, s, 0.9}); };
 

@@ -86,13 +86,35 @@ def _config_path(config: Any, where: Optional[Path]) -> str:
     return str(out.resolve())
 
 
+def _with_tables_written(claim: Optional[Dict[str, Any]], where: Optional[Path]) -> Optional[Dict[str, Any]]:
+    """The claim with a T5 table given as a tensor or array (claim={"t5_table": module.relative_attention_bias.weight})
+    written to `where`/t5_table.npy (float64, [num_buckets, heads]) and replaced by that path (--t5-table); a path is
+    passed as it is."""
+    if not isinstance(claim, dict) or claim.get("t5_table") is None or isinstance(claim["t5_table"], (str, os.PathLike)):
+        return claim
+    import numpy as np
+
+    table = claim["t5_table"]
+    if callable(getattr(table, "detach", None)):  # a torch tensor (a Parameter too), on any device and dtype
+        table = table.detach().to("cpu").double().numpy()
+    table = np.ascontiguousarray(table, dtype=np.float64)  # C order: a transposed view is written as its values
+    if table.ndim != 2:
+        raise ClaimError(f"claim t5_table: shape {list(table.shape)}, the table is [num_buckets, heads] "
+                         "(T5Attention.relative_attention_bias.weight)")
+    if where is None:
+        raise ClaimError("claim t5_table: a tensor needs dump_dir= to be written to; or give the path of a .npy file")
+    path = where / "t5_table.npy"
+    np.save(path, table)
+    return dict(claim, t5_table=str(path))
+
+
 def _claim_args(config, preset, layer, part, claim, where: Optional[Path], *, required: bool) -> List[str]:
     args: List[str] = []
     if config is not None:
         args += ["--config", _config_path(config, where)]
     if preset is not None:
         args += ["--preset", str(preset)]
-    flags = claim_flags(claim)
+    flags = claim_flags(_with_tables_written(claim, where))
     if required and not args and not flags:
         raise ClaimError("no claimed convention: ropecheck judges a kernel against the convention it claims, never a "
                          "default; say it with config= (a config.json path, a dict or a PretrainedConfig), "
@@ -323,21 +345,24 @@ def check_attention(fn, config=None, *, preset=None, dtype="bfloat16", device="c
     returns a new o [queries, heads, value_dim] in q's dtype, softmax(scale q' k'^T) v with q' and k' rotated inside at
     their positions, leaving its inputs alone. kv_heads divides heads (query head h reads key head h // (heads //
     kv_heads)) and heads is even (query heads 2p and 2p + 1 read the same bands in quadrature); both None: 8 and 2 (one
-    given: the other equal). A config of a family whose attention adds a bias instead of rotating (ALiBi: BLOOM, MPT,
-    Falcon with alibi; T5's buckets) is judged the same way on the bias probe (docs/bias.md): fn adds its bias inside,
-    heads are the claim's (leave heads None), and the classes are the bias's (alibi_slopes_wrong, bias_missing, ...).
-    value_dim (None: the
-    probe's default, head_dim) bounds the keys of a call. A callable carrying `ropecheck_attention` is checked through
-    that attribute; ropecheck.adapters.eager_attention and flash_attn_kvcache make transformers-style and flash-attn
-    kernels this callable. The judge names the classes of check() at the score (base_wrong, layout_swapped,
-    scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a softmax scale or YaRN temperature off). A config of
-    a family whose attention adds a score bias (ALiBi: BLOOM, MPT, Falcon with alibi; T5's buckets) is a bias claim:
-    fn gets q, k, v without RoPE and adds its own bias (one query per call; for T5's encoder keys may lie after it),
-    ask heads=kv_heads= the heads it holds, claim={"stack": "decoder"} and {"head_offset": .., "local_heads": ..}
-    declare T5's decoder and a tensor-parallel rank, and the judge names alibi_slopes_wrong, bias_sign_wrong,
-    bias_missing, bias_scaled, bias_low_precision and t5_buckets_wrong (adapters.flash_attn_alibi,
-    additive_bias_attention; docs/python.md, ALiBi and T5). The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a value_dim too
-    small for the probe's calls), KernelError / KernelOutputError / InputMutatedError (the kernel) and BinaryNotFound.
+    given: the other equal). value_dim (None: the probe's default, head_dim) bounds the keys of a call. A callable
+    carrying `ropecheck_attention` is checked through that attribute; ropecheck.adapters.eager_attention and
+    flash_attn_kvcache make transformers-style and flash-attn kernels this callable. The judge names the classes of
+    check() at the score (base_wrong, layout_swapped, scaling_wrong, ...), key_positions_wrong and score_scale_wrong (a
+    softmax scale or YaRN temperature off).
+
+    A config of a family whose attention adds a score bias instead of rotating (ALiBi: BLOOM, MPT, Falcon with alibi;
+    T5's buckets) is a bias claim, judged on the bias probe (docs/bias.md): fn gets q, k, v without RoPE and adds its
+    own bias (one query per call; for T5's encoder keys may lie after it); heads are the claim's (leave heads None, or
+    give the heads the kernel holds); claim={"stack": "decoder"}, {"head_offset": .., "local_heads": ..} and
+    {"t5_table": relative_attention_bias.weight} declare T5's decoder, a tensor-parallel rank and T5's learned table;
+    the judge names alibi_slopes_wrong, bias_sign_wrong, bias_missing, bias_scaled, bias_low_precision,
+    t5_buckets_wrong, key_positions_wrong and heads_wrong (adapters.flash_attn_alibi, additive_bias_attention;
+    docs/python.md, ALiBi and T5).
+
+    The other arguments are check()'s. Raises ClaimError (a bad claim, kv_heads not dividing heads, odd heads, a
+    value_dim too small for the probe's calls, a T5 table of another shape), KernelError / KernelOutputError /
+    InputMutatedError (the kernel) and BinaryNotFound.
     """
     __tracebackhide__ = True
     try:

@@ -77,6 +77,10 @@ struct t5_claim {
   int max_distance = 128;    // relative_attention_max_distance
   bool bidirectional = true; // the encoder's (not is_decoder); a decoder's self-attention is causal
   int heads = 0;
+  // The learned values, when the user gives them (--t5-table; Python claim={"t5_table": ...}): [num_buckets][heads]
+  // row-major, as transformers' relative_attention_bias (nn.Embedding(num_buckets, n_heads)).weight holds them
+  // (models/t5/modeling_t5.py T5Attention.__init__). Empty: the judge checks which offsets share a bucket only.
+  std::vector<double> table;
   friend bool operator==(const t5_claim&, const t5_claim&) = default;
 };
 
@@ -91,7 +95,8 @@ struct bias_claim {
 // Throws std::invalid_argument naming the field: heads < 1, a head offset outside [0, heads), local heads past
 // the global count, a bias_max not > 0, a bias_scale not finite and > 0, num_buckets < 2 (T5's rule halves
 // the buckets and halves again: fewer than 4 leave no exact bucket; HF's code divides by zero below 4, so < 4
-// is refused too), max_distance <= num_buckets / 2 (T5's log-spaced buckets need max_distance > max_exact).
+// is refused too), max_distance <= num_buckets / 2 (T5's log-spaced buckets need max_distance > max_exact), a
+// T5 table not of num_buckets x heads finite values.
 inline void validate(const bias_claim& c) {
   const auto bad = [](const std::string& field, const std::string& why) { throw std::invalid_argument(field + ": " + why); };
   if (c.scheme == bias_scheme::alibi) {
@@ -115,6 +120,11 @@ inline void validate(const bias_claim& c) {
     if (t.max_distance <= exact)
       bad("relative_attention_max_distance", std::to_string(t.max_distance) + ", need more than the exact buckets' " +
                                                  std::to_string(exact) + " (log(max_distance / max_exact) divides)");
+    if (!t.table.empty() && t.table.size() != static_cast<std::size_t>(t.num_buckets) * static_cast<std::size_t>(t.heads))
+      bad("t5_table", std::to_string(t.table.size()) + " values, need num_buckets x heads = " + std::to_string(t.num_buckets) +
+                          " x " + std::to_string(t.heads) + " (relative_attention_bias.weight)");
+    for (const double x : t.table)
+      if (!std::isfinite(x)) bad("t5_table", "a value is NaN or infinite");
   }
 }
 
@@ -180,7 +190,8 @@ inline void validate(const bias_claim& c) {
   };
   if (c.scheme == bias_scheme::t5)
     return "T5 buckets " + std::to_string(c.t5.num_buckets) + ", max_distance " + std::to_string(c.t5.max_distance) + ", " +
-           (c.t5.bidirectional ? "bidirectional" : "causal") + ", " + std::to_string(c.t5.heads) + " heads";
+           (c.t5.bidirectional ? "bidirectional" : "causal") + ", " + std::to_string(c.t5.heads) + " heads" +
+           (c.t5.table.empty() ? "" : ", its table given");
   const alibi_claim& a = c.alibi;
   std::string s = "ALiBi " + std::string(to_string(a.rule)) + " slopes";
   if (a.rule == alibi_slope_rule::mpt) s += " (alibi_bias_max " + num(a.bias_max) + ")";

@@ -95,6 +95,11 @@ struct kernel {
   bool exact_log = false;     // log(n / max_exact) and log(max_distance / max_exact) in double
   bool no_bias = false;       // the bias dropped (a layer that does not get the first layer's)
   bool query_at_zero = false; // the cached decode's bias computed with the query at 0 (candle PR 899)
+  // The learned table [num_buckets][heads] (null: a random one per seed) and what the kernel does with it.
+  const std::vector<double>* table = nullptr;
+  double table_scale = 1;      // multiplied into every entry (a port scaling the bias with q.k)
+  bool heads_reversed = false; // head h reads column H - 1 - h
+  bool table_bf16 = false;     // the table held in bf16 whatever T
 };
 
 // The bucket, written from HF's _relative_position_bucket: half the buckets per direction when bidirectional
@@ -131,15 +136,22 @@ constexpr double kReadout = 1.0 / (1 << 22);  // the rows' per-key allowance (a 
 // constant per row and read-out noise within half the allowance.
 template <class T>
 bias_evidence emulate(const kernel& k, int heads, const std::vector<key_window>& windows, std::uint64_t seed,
-                      const std::string& form = "attention") {
+                      const std::string& form = "attention", const std::string& dtype = "float32") {
   std::printf("[emulate] seed %llu, %s\n", static_cast<unsigned long long>(seed), form.c_str());
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> entry(-3, 3), constant(-50, 50), noise(-kReadout / 2, kReadout / 2);
   std::vector<T> table;
-  for (int i = 0; i < k.num_buckets * heads; ++i) table.push_back(static_cast<T>(static_cast<float>(entry(rng))));
+  for (int i = 0; i < k.num_buckets * heads; ++i) {
+    const int h = k.heads_reversed ? heads - 1 - i % heads : i % heads;
+    double x = k.table ? k.table->at(static_cast<std::size_t>(i - i % heads + h)) * k.table_scale : entry(rng);
+    if (k.table_bf16) x = static_cast<double>(static_cast<Eigen::bfloat16>(static_cast<float>(x)));
+    table.push_back(static_cast<T>(static_cast<float>(x)));
+  }
   const T qk = static_cast<T>(0.375f);
   bias_evidence e;
   e.heads = heads;
+  e.dtype = dtype;
+  e.score_constant = 0.375;
   for (const key_window& w : windows)
     for (int h = 0; h < heads; ++h) {
       bias_row r;
@@ -345,6 +357,81 @@ TEST(BiasT5, AllowanceHoldsAtEquality) {
   v = jd::judge_t5(e, c, {});
   EXPECT_FALSE(v.pass);
   EXPECT_GT(v.worst_ratio, 1);
+}
+
+// ---- the learned table given (judge/src/bias_t5_table.cpp) -----------------------------------------------------
+
+std::vector<double> random_table(int nb, int heads, std::uint64_t seed) {
+  std::printf("[table] seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> entry(-3, 3);
+  std::vector<double> t;
+  for (int i = 0; i < nb * heads; ++i) t.push_back(static_cast<double>(static_cast<float>(entry(rng))));  // fp32 weights
+  return t;
+}
+
+template <class T>
+bias_verdict judge_table(t5_claim claim, const kernel& k, const std::vector<double>& table, const std::string& dtype,
+                         std::uint64_t seed, const char* what) {
+  claim.table = table;
+  validate(bias_claim{bias_scheme::t5, {}, claim});
+  const bias_evidence e = emulate<T>(k, claim.heads, jd::t5_windows(claim, 100, 0), seed, "attention", dtype);
+  bias_verdict v = jd::judge_t5(e, claim, {});
+  print(what, v);
+  return v;
+}
+
+TEST(BiasT5Table, TheTablesValuesPassInFp32Bf16AndFp16) {
+  for (bool bidir : {true, false}) {
+    const t5_claim c = claim_of(bidir);
+    const std::vector<double> t = random_table(32, 8, 21);
+    kernel k = kernel_of(c);
+    k.table = &t;
+    EXPECT_TRUE((judge_table<float>(c, k, t, "float32", 22, "fp32 table").pass)) << bidir;
+    EXPECT_TRUE((judge_table<Eigen::bfloat16>(c, k, t, "bfloat16", 23, "bf16 table").pass)) << bidir;
+    EXPECT_TRUE((judge_table<Eigen::half>(c, k, t, "float16", 24, "fp16 table").pass)) << bidir;
+  }
+}
+
+TEST(BiasT5Table, EachWayOfMisusingTheTableIsNamed) {
+  const t5_claim c = claim_of(true);
+  const std::vector<double> t = random_table(32, 8, 31), other = random_table(32, 8, 32);
+  kernel k = kernel_of(c);
+  k.table = &t;
+  kernel negated = k, scaled = k, reversed = k, bf16 = k, another = k;
+  negated.table_scale = -1;
+  scaled.table_scale = 1 / std::sqrt(64.0);
+  reversed.heads_reversed = true;
+  bf16.table_bf16 = true;
+  another.table = &other;
+  EXPECT_EQ(first_class(judge_table<float>(c, negated, t, "float32", 33, "negated")), classes::bias_sign_wrong);
+  const bias_verdict s = judge_table<float>(c, scaled, t, "float32", 34, "scaled");
+  EXPECT_EQ(first_class(s), classes::bias_scaled);
+  EXPECT_NE(s.findings.at(0).sentence.find("1/sqrt(64)"), std::string::npos);
+  EXPECT_EQ(first_class(judge_table<float>(c, reversed, t, "float32", 35, "heads reversed")), classes::heads_wrong);
+  EXPECT_EQ(first_class(judge_table<float>(c, bf16, t, "float32", 36, "bf16 table")), classes::bias_low_precision);
+  const bias_verdict a = judge_table<float>(c, another, t, "float32", 37, "another layer's table");
+  EXPECT_FALSE(a.pass);
+  EXPECT_EQ(first_class(a), classes::unexplained);
+  // The partition comes first: a causal kernel given the table is still t5_buckets_wrong.
+  kernel causal = k;
+  causal.bidirectional = false;
+  EXPECT_EQ(first_class(judge_table<float>(c, causal, t, "float32", 38, "causal, table given")), classes::t5_buckets_wrong);
+}
+
+TEST(BiasT5Table, ATableOfTheWrongSizeIsRefusedNamingTheField) {
+  t5_claim c = claim_of(true);
+  c.table.assign(32 * 8 - 1, 0.5);
+  try {
+    validate(bias_claim{bias_scheme::t5, {}, c});
+    ADD_FAILURE() << "no throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("t5_table: 255 values, need num_buckets x heads = 32 x 8"), std::string::npos) << e.what();
+  }
+  c.table.assign(32 * 8, 0.5);
+  EXPECT_NO_THROW(validate(bias_claim{bias_scheme::t5, {}, c}));
+  c.table[3] = NAN;
+  EXPECT_THROW(validate(bias_claim{bias_scheme::t5, {}, c}), std::invalid_argument);
 }
 
 }  // namespace

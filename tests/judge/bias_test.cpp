@@ -317,6 +317,21 @@ TEST(AlibiBugs, Bf16BiasUnderFp32OutputsAtLongDistance) {
   expect_named(judge_run<float>(alibi(16, alibi_distance::key_position), k, "float32"), classes::bias_low_precision);
 }
 
+TEST(BiasProbe, TheDefaultSoftmaxScaleIsTheFamilys) {
+  // T5 scales nothing (modeling_t5.py T5Attention.forward): q.k = A B = 1, the score constant 1; ALiBi's families
+  // scale by head_dim^-0.5: A B = 8 at head_dim 64, the constant 1 again.
+  bias_claim t5;
+  t5.scheme = bias_scheme::t5;
+  t5.t5 = {32, 128, true, 8, {}};
+  const attention_probe pt = make_bias_probe(t5, 8, 64, 64, 0);
+  EXPECT_EQ(pt.softmax_scale, 1.0);
+  EXPECT_EQ(pt.q_amplitude * pt.k_amplitude, 1.0);
+  const attention_probe pa = make_bias_probe(alibi(8, alibi_distance::relative), 8, 64, 64, 0);
+  EXPECT_EQ(pa.softmax_scale, 0.125);
+  EXPECT_EQ(pa.q_amplitude * pa.k_amplitude, 8.0);
+  EXPECT_EQ(make_bias_probe(t5, 8, 64, 64, 0.125).softmax_scale, 0.125);  // a scale given is kept
+}
+
 TEST(AlibiProbe, KeysCarryNoPositionalSignalAndWindowsEndAtTheQuery) {
   const attention_probe p = make_bias_probe(alibi(8, alibi_distance::relative), 2, 64, 64, 0);
   for (int c = 0; c < p.calls_count(); ++c) {

@@ -80,6 +80,20 @@ def t5(decoder, **bug):
     return rc.adapters.additive_bias_attention(bk.t5_eager, rc.adapters.t5_bias(module.compute_bias))
 
 
+def t5_table(decoder=False):
+    """The learned table of t5(decoder)'s module (the same seed): relative_attention_bias.weight [32, 8]."""
+    return bk.T5LikeAttention(heads=8, is_decoder=decoder, seed=7).relative_attention_bias.weight
+
+
+def t5_scaled(decoder, factor):
+    """T5 with its bias multiplied by `factor` (a port adding it inside the scaled scores)."""
+    module = bk.T5LikeAttention(heads=8, is_decoder=decoder, seed=7)
+
+    def compute_bias(query_length, key_length, device=None, cache_position=None):  # the signature t5_bias reads
+        return module.compute_bias(query_length, key_length, device=device, cache_position=cache_position) * factor
+    return rc.adapters.additive_bias_attention(bk.t5_eager, rc.adapters.t5_bias(compute_bias))
+
+
 # id -> (builder(dtype) -> fn, config, claim, heads)
 CORRECT = {
     "bloom_16": (lambda dtype: bk.bloom(), bloom_config(16), None, 16),
@@ -95,6 +109,8 @@ CORRECT = {
                              dict(VLLM, **RANK1), 16),
     "t5_encoder": (lambda dtype: t5(False), T5_SMALL, None, 8),
     "t5_decoder": (lambda dtype: t5(True), T5_SMALL, DECODER, 8),
+    "t5_encoder_table_given": (lambda dtype: t5(False), T5_SMALL, {"t5_table": t5_table()}, 8),
+    "t5_decoder_table_given": (lambda dtype: t5(True), T5_SMALL, dict(DECODER, t5_table=t5_table(True)), 8),
 }
 
 
@@ -148,6 +164,12 @@ BUGS = {
                                      "t5_buckets_wrong", None),
     "t5_bidirectional_buckets_in_decoder": (lambda dtype: t5(True, bidirectional_override=True), T5_SMALL, DECODER,
                                             8, "t5_buckets_wrong", None),
+    # the table given: the bias scaled by 1/sqrt(d_kv) with q.k (T5 scales nothing), the partition right.
+    "t5_table_scaled": (lambda dtype: t5_scaled(False, 0.125), T5_SMALL, {"t5_table": t5_table()}, 8,
+                        "bias_scaled", 0.125),
+    # the table given: the bias subtracted.
+    "t5_table_negated": (lambda dtype: t5_scaled(False, -1.0), T5_SMALL, {"t5_table": t5_table()}, 8,
+                         "bias_sign_wrong", None),
 }
 
 
@@ -184,3 +206,18 @@ def test_stack_on_a_decoder_only_bias_family_is_refused(ropecheck):
     with pytest.raises(rc.ClaimError, match="stack"):
         ropecheck.check_attention(bk.bloom(), config=bloom_config(16), claim=DECODER, dtype=F32, heads=16,
                                   kv_heads=16)
+
+
+@pytest.mark.parametrize("table, match", [(lambda: t5_table().T, r"--t5-table: .*shape \[8, 32\].*transposed"),
+                                          (lambda: t5_table()[:, :4], r"--t5-table: .*shape \[32, 4\]"),
+                                          (lambda: t5_table()[0], r"t5_table: shape \[8\]")])
+def test_a_t5_table_of_another_shape_is_refused(ropecheck, table, match):
+    with pytest.raises(rc.ClaimError, match=match):
+        ropecheck.check_attention(t5(False), config=T5_SMALL, claim={"t5_table": table()}, dtype=F32, heads=8,
+                                  kv_heads=8)
+
+
+def test_a_t5_table_on_an_alibi_claim_is_refused(ropecheck):
+    with pytest.raises(rc.ClaimError, match="--t5-table: .*ALiBi"):
+        ropecheck.check_attention(bk.bloom(), config=bloom_config(16), claim={"t5_table": t5_table()}, dtype=F32,
+                                  heads=16, kv_heads=16)

@@ -29,6 +29,7 @@ std::vector<std::string> claim_arguments(const cli::convention_flags& f) {
   if (f.head_offset) a.insert(a.end(), {"--head-offset", std::to_string(*f.head_offset)});
   if (f.local_heads) a.insert(a.end(), {"--local-heads", std::to_string(*f.local_heads)});
   if (f.stack) a.insert(a.end(), {"--stack", *f.stack});
+  if (f.t5_table) a.insert(a.end(), {"--t5-table", std::filesystem::absolute(*f.t5_table).string()});
   for (const std::string& o : f.overrides()) {  // "--flag value"
     const auto space = o.find(' ');
     a.push_back(o.substr(0, space));
@@ -54,7 +55,7 @@ void probe_command::add_to(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   app_->add_option("--value-dim", value_dim_, "--form attention: v's width (default head_dim; a call carries at most that many keys)")
       ->check(CLI::Range(2, 4096));
-  app_->add_option("--softmax-scale", softmax_scale_, "--form attention: the claim's softmax scale (default head_dim^-0.5)")
+  app_->add_option("--softmax-scale", softmax_scale_, "--form attention: the claim's softmax scale (default head_dim^-0.5; a T5 bias claim 1: T5 scales nothing)")
       ->check(CLI::PositiveNumber);
   app_->add_option("--max-position", max_position_,
                    "the kernel's last position (a cos/sin cache of N rows: N - 1); 0: no limit")

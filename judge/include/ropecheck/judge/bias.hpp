@@ -58,7 +58,8 @@ struct bias_verdict {
 // key_position, T5 decoders) and straddle it for bidirectional ones (T5 encoders, ALiBi symmetric); T5's windows
 // cover every bucket up to past max_distance, consecutive windows of one query sharing a key. Throws
 // std::invalid_argument naming what does not fit.
-// head_dim: the kernel's q, k width (the config's; the design puts its signal-free q, k there).
+// head_dim: the kernel's q, k width (the config's; the design puts its signal-free q, k there). softmax_scale 0: the
+// family's (T5 1, ALiBi head_dim^-0.5).
 [[nodiscard]] attention_probe make_bias_probe(const bias_claim& c, int kv_heads, int value_dim, int head_dim, double softmax_scale,
                                               std::int64_t max_position = 0);
 
