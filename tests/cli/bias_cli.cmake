@@ -39,3 +39,14 @@ ropecheck_cli_test(bias_report_alibi_heads_with_config_exits_2 2 "--alibi-heads:
                    report --alibi-heads 8 --config ${bbloom} --no-plots --out ${bout}/report_none)
 ropecheck_cli_test(bias_report_alibi_heads_by_flags 0 "ropecheck report: ALiBi mpt[^\n]*12 heads"
                    report --alibi-heads 12 --alibi-rule mpt --no-plots --out ${bout}/report_mpt)
+
+# --t5-table (tools/audit/bias_table.hpp): the fact is printed with its file; an ALiBi claim and a table of another
+# head count are refused naming the flag.
+set(btable ${CMAKE_CURRENT_SOURCE_DIR}/data/bias_families/t5_table_32x8.npy)
+ropecheck_cli_test(bias_t5_table_is_a_declared_fact 0 "t5_table 32 x 8 values +\\[declared\\] +--t5-table [^\n]*t5_table_32x8.npy"
+                   explain --config ${bt5} --t5-table ${btable})
+ropecheck_cli_test(bias_t5_table_on_alibi_exits_2 2 "--t5-table: [^\n]*claims ALiBi \\(BLOOM\\), whose bias is a rule"
+                   probe --config ${bbloom} --form attention --t5-table ${btable} --dtype float32 --out ${bout}/none.safetensors)
+ropecheck_cli_test(bias_t5_table_of_other_heads_exits_2 2 "--t5-table: [^\n]*shape \\[32, 8\\], the claim's table is \\[num_buckets 32, heads 6\\]"
+                   probe --config ${CMAKE_CURRENT_SOURCE_DIR}/data/bias_families/mt5.json --form attention --t5-table ${btable}
+                   --dtype float32 --out ${bout}/none.safetensors)
