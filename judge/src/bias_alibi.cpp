@@ -233,7 +233,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
   for (const double s : claimed) neg.push_back(-s);
   hyps.push_back({classes::bias_sign_wrong, "the claim's bias negated (a bias growing with distance)", neg});
   // A causal kernel's -slope (m - n) under a symmetric (non-causal) claim: keys after the query get a bias that
-  // grows with their distance (flash-attn's causal and non-causal forms, alibi.h, crossed).
+  // grows with their distance (flash-attention csrc/flash_attn/src/alibi.h: its causal and non-causal forms, crossed).
   if (d == alibi_distance::symmetric)
     hyps.push_back({classes::bias_sign_wrong, "the causal form -slope (m - n) where the claim is symmetric: keys after the "
                     "query get a bias growing with distance", claimed, alibi_distance::relative});

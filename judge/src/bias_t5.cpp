@@ -380,9 +380,23 @@ bias_verdict judge_t5(const bias_evidence& e, const t5_claim& claimed, const aud
       return v;
     }
   }
+  // The positions held in bf16 before n - m is formed (a kernel computing relative positions from a float
+  // position tensor): exact to 256, then multiples of 2, 4, ...: at the probe's queries 4096 and 65536 keys merge.
+  {
+    const auto bf16 = [](std::int64_t x) { return static_cast<std::int64_t>(round_to_bf16(static_cast<double>(x))); };
+    const partition rounded = [&](const bias_row& r, std::int64_t n) {
+      return static_cast<std::int64_t>(claim.bucket(bf16(n) - bf16(r.m)));
+    };
+    if (fit_partition(rows, rounded, true).fits) {
+      name(classes::positions_low_precision,
+           "the scores fit the claim's buckets of n - m formed from positions rounded to bf16 (exact to 256, then "
+           "spaced 2, 4, ...: at query " + std::to_string(f.worst_m) + " keys that differ share a bucket); " + failed);
+      return v;
+    }
+  }
   name(classes::unexplained, "no bucket rule tried explains the scores (the claim's " + claim.text() +
                                  ", the other direction, the sign, exact logs, num_buckets 8..256, max_distance 16..4096, the "
-                                 "query at 0): " + failed);
+                                 "query at 0, bf16 positions): " + failed);
   return v;
 }
 

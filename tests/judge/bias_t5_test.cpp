@@ -95,6 +95,7 @@ struct kernel {
   bool exact_log = false;     // log(n / max_exact) and log(max_distance / max_exact) in double
   bool no_bias = false;       // the bias dropped (a layer that does not get the first layer's)
   bool query_at_zero = false; // the cached decode's bias computed with the query at 0 (candle PR 899)
+  bool positions_bf16 = false; // n - m formed from positions rounded to bf16
   // The learned table [num_buckets][heads] (null: a random one per seed) and what the kernel does with it.
   const std::vector<double>* table = nullptr;
   double table_scale = 1;      // multiplied into every entry (a port scaling the bias with q.k)
@@ -161,8 +162,11 @@ bias_evidence emulate(const kernel& k, int heads, const std::vector<key_window>&
       const double c = constant(rng);
       for (std::int64_t n = w.first; n <= w.last; ++n) {
         const std::int64_t m = k.query_at_zero ? 0 : w.m;
+        const auto pos = [&](std::int64_t x) {
+          return k.positions_bf16 ? static_cast<std::int64_t>(static_cast<float>(static_cast<Eigen::bfloat16>(static_cast<float>(x)))) : x;
+        };
         const T bias = k.no_bias ? static_cast<T>(0.0f)
-                                 : table[static_cast<std::size_t>(emulated_bucket(k, n - m) * heads + h)];
+                                 : table[static_cast<std::size_t>(emulated_bucket(k, pos(n) - pos(m)) * heads + h)];
         const T s = static_cast<T>(static_cast<float>(qk) + static_cast<float>(bias));
         r.n.push_back(n);
         r.s.push_back(static_cast<double>(static_cast<float>(s)) + c + noise(rng));
@@ -357,6 +361,15 @@ TEST(BiasT5, AllowanceHoldsAtEquality) {
   v = jd::judge_t5(e, c, {});
   EXPECT_FALSE(v.pass);
   EXPECT_GT(v.worst_ratio, 1);
+}
+
+TEST(BiasT5, PositionsInBf16AreNamed) {
+  for (bool bidir : {true, false}) {
+    const t5_claim c = claim_of(bidir);
+    kernel k = kernel_of(c);
+    k.positions_bf16 = true;
+    EXPECT_EQ(first_class(judge_kernel<float>(c, k, 41, "bf16 positions")), classes::positions_low_precision) << bidir;
+  }
 }
 
 // ---- the learned table given (judge/src/bias_t5_table.cpp) -----------------------------------------------------

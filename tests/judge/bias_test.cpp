@@ -59,7 +59,7 @@ std::vector<double> mpt_slopes(int H, double bias_max) {
 //   `.to(dtype)`. Eager FalconAttention.forward: the scores cast to fp32, `+ alibi`, then `*= self.inv_norm_factor`.
 //   SDPA (FalconModel._update_causal_mask): `alibi / math.sqrt(...)` in the model dtype, folded into the mask.
 // - flash-attention csrc/flash_attn/src/alibi.h Alibi::apply_alibi: causal `+= alibi_slope * col_idx` (the key
-//   position) on the unscaled scores with the slope divided by scale_softmax (flash_fwd_kernel.h), softmax then
+//   position) on the unscaled scores with the slope divided by scale_softmax (csrc/flash_attn/src/flash_fwd_kernel.h), softmax then
 //   scales; non-causal `-= alibi_slope * abs(row_idx + max_seqlen_k - max_seqlen_q - col_idx)`; slopes fp32.
 // - vLLM csrc/attention/attention_kernels.cuh: `qk = scale * dot; qk += alibi_slope * (token_idx - seq_len + 1)`.
 enum class engine {
