@@ -286,7 +286,7 @@ struct convention_flags {
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
     if (indexer && config_path.empty()) throw std::invalid_argument("--indexer needs --config (a DeepSeek-V3.2 / GLM-5 config.json)");
     if (any_bias_flag())  // the doors that judge a bias ask resolve_bias() first; this door judges RoPE only
-      throw std::invalid_argument(std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : "--stack") +
+      throw std::invalid_argument(std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : stack ? "--stack" : "--t5-table") +
                                   " declares a score-matrix bias (ALiBi, T5), which this door does not judge: the score door "
                                   "does (`probe --form attention`, `audit` of its outputs, `audit --scores`)");
     if (engine != "transformers" && config_path.empty())

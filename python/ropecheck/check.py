@@ -56,12 +56,18 @@ def claim_flags(claim: Optional[Dict[str, Any]]) -> List[str]:
     return out
 
 
-# A failing vLLM kernel judged against transformers' reading of its config: say how to claim vLLM's own reading
-# (config/src/config_json_vllm.hpp; docs/configs.md, the engine variants table), which the claim never guesses.
-VLLM_READING_NOTE = ("the claim is transformers' reading of the config; vLLM reads some rules its own way (dynamic NTK "
-                     "as one static base, Phi-3's LongRoPE once per engine, YaRN's attention factor, M-RoPE with YaRN): "
-                     "claim={'engine': 'vllm'} (and 'max_model_len' for LongRoPE) claims vLLM's reading "
-                     "(docs/configs.md, the engine variants)")
+# A failing vLLM kernel judged against transformers' reading of its config, where vLLM reads that config another way
+# (the probe's metadata vllm_reading, tools/probe/probe_cli.hpp vllm_reading_if_other; config/src/config_json_vllm.hpp,
+# docs/configs.md, the engine variants): say what vLLM's reading is and how to claim it. The claim never guesses it,
+# and the note is not given where the two readings agree (a failure there is not about the reading).
+VLLM_READING_NOTE = "vLLM reads this config another way than transformers"
+
+
+def vllm_reading_note(vllm_reading: str, claimed: str) -> str:
+    """The note for a failing kernel through adapters.vllm when vLLM's reading of the config differs."""
+    return (f"{VLLM_READING_NOTE}: vLLM's reading {vllm_reading}; the claim (transformers') {claimed}: "
+            "claim={'engine': 'vllm'} (and 'max_model_len' for LongRoPE) claims vLLM's reading (docs/configs.md, the "
+            "engine variants)")
 
 
 def _config_path(config: Any, where: Optional[Path]) -> str:
@@ -282,8 +288,9 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
     for note in info.get("notes", []):
         if note not in v.notes:
             v.notes.append(note)
-    if not v.passed and adapter == "vllm" and "--engine" not in probe_meta_args:
-        v.notes.append(VLLM_READING_NOTE)
+    probe_meta = _safetensors.read_metadata(probe_path)
+    if not v.passed and adapter == "vllm" and "--engine" not in probe_meta_args and probe_meta.get("vllm_reading"):
+        v.notes.append(vllm_reading_note(probe_meta["vllm_reading"], probe_meta.get("convention", "?")))
     return v
 
 

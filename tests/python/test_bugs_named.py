@@ -72,17 +72,28 @@ def test_bug_is_named_first(ropecheck, kernels, configs, bug):
         assert prefill["pass"], f"{bug}: prefill calls are right but failed: {prefill['findings']}"
 
 
-def test_a_failing_vllm_kernel_is_told_how_to_claim_vllm_s_reading(ropecheck, kernels, configs):
-    """The vLLM adapter under transformers' reading of the config: a failure notes claim={'engine': 'vllm'}
-    (vLLM reads dynamic NTK, LongRoPE and YaRN's attention factor its own way); with that claim, or on a pass, no
-    such note."""
+def test_a_failing_vllm_kernel_is_told_vllm_s_reading_only_where_it_differs(ropecheck, kernels, configs, tmp_path):
+    """The vLLM adapter under transformers' reading of the config: where vLLM reads the config another way (dynamic
+    NTK: one static base), a failure notes vLLM's reading and claim={'engine': 'vllm'}; where the two readings agree
+    (Llama's plain RoPE), a failure is not about the reading and carries no such note; with that claim, or on a pass,
+    none either."""
+    import json
     from ropecheck.check import VLLM_READING_NOTE
 
-    bad = ropecheck.check(kernels.vllm(configs["llama"], F32, layout_swapped=True), config=configs["llama"], dtype=F32)
-    assert not bad.passed and VLLM_READING_NOTE in bad.notes and VLLM_READING_NOTE in str(bad), str(bad)
-    declared = ropecheck.check(kernels.vllm(configs["llama"], F32, layout_swapped=True), config=configs["llama"],
-                               dtype=F32, claim={"engine": "vllm"})
-    assert not declared.passed and VLLM_READING_NOTE not in declared.notes, str(declared)
+    def noted(v):
+        return [n for n in v.notes if n.startswith(VLLM_READING_NOTE)]
+
+    llama = json.loads(open(configs["llama"]).read())
+    dynamic = tmp_path / "dynamic.json"
+    dynamic.write_text(json.dumps(dict(llama, rope_scaling={"rope_type": "dynamic", "factor": 4.0})))
+    swapped = kernels.vllm(configs["llama"], F32, layout_swapped=True)
+    same = ropecheck.check(swapped, config=configs["llama"], dtype=F32)
+    assert not same.passed and not noted(same), str(same)
+    other = ropecheck.check(swapped, config=str(dynamic), dtype=F32)
+    assert not other.passed and len(noted(other)) == 1 and noted(other)[0] in str(other), str(other)
+    assert "claim={'engine': 'vllm'}" in noted(other)[0] and "base" in noted(other)[0], noted(other)
+    declared = ropecheck.check(swapped, config=str(dynamic), dtype=F32, claim={"engine": "vllm"})
+    assert not declared.passed and not noted(declared), str(declared)
     good = ropecheck.check(kernels.vllm(configs["llama"], F32), config=configs["llama"], dtype=F32)
-    assert good.passed and VLLM_READING_NOTE not in good.notes, str(good)
+    assert good.passed and not noted(good), str(good)
 

@@ -38,6 +38,19 @@ std::vector<std::string> claim_arguments(const cli::convention_flags& f) {
   return a;
 }
 
+std::string vllm_reading_if_other(const cli::convention_flags& f, const rope_config& claimed, const rope_config& fallback) {
+  if (f.config_path.empty() || f.engine == "vllm") return "";
+  cli::convention_flags v = f;
+  v.engine = "vllm";
+  std::string from;
+  try {
+    const rope_config r = v.resolve(from, fallback);
+    return r == claimed ? "" : judge::convention_line(r);
+  } catch (const std::exception& e) {
+    return std::string("not derived without more: ") + e.what();  // e.g. LongRoPE's --max-model-len
+  }
+}
+
 void probe_command::add_to(CLI::App& app) {
   app_ = app.add_subcommand("probe", "write the judge's probe set and call plan for a claimed convention (for the Python door)");
   conv_.add_to(app_);
@@ -86,6 +99,7 @@ int probe_command::run(const std::string& command) {
     rope_config fallback;  // flags alone: --head-dim, --base and --layout given (checked above), the rest RoPE's plain rule
     if (conv_.head_dim) fallback.head_dim = fallback.rotary_dim = *conv_.head_dim;
     const rope_config claimed = conv_.resolve(claimed_from, fallback, &notes);
+    const std::string vllm_reading = vllm_reading_if_other(conv_, claimed, fallback);
     const plugin::dtype t = parse_dtype(dtype_);
     std::uint64_t seed = judge::default_seed;
     if (seed_) seed = *seed_;
@@ -114,6 +128,7 @@ int probe_command::run(const std::string& command) {
         {"notes", nlohmann::json(notes).dump()},
         {"ropecheck_version", ROPECHECK_VERSION},
         {"command", command}};
+    if (!vllm_reading.empty()) meta["vllm_reading"] = vllm_reading;
     if (form_ != "x") meta["kv_heads"] = std::to_string(*kv_heads_);
     if (form_ == "attention") {
       const judge::attention_probe a = judge::make_attention_probe(claimed, heads, *kv_heads_, value_dim_.value_or(claimed.head_dim),

@@ -54,4 +54,11 @@ class probe_command {
 // The arguments stating the claim of `f` (--config as an absolute path), as `ropecheck audit` takes them.
 [[nodiscard]] std::vector<std::string> claim_arguments(const cli::convention_flags& f);
 
+// vLLM's reading of the claim's --config (--engine vllm) as a convention line when it differs from the claim's
+// (transformers' reading), "not derived without more: <why>" when it needs more flags (LongRoPE's
+// --max-model-len), "" when it is the same or the claim is not read from a config or is vLLM's already. The probe
+// records it (metadata vllm_reading) so the Python door notes vLLM's reading only where it differs.
+[[nodiscard]] std::string vllm_reading_if_other(const cli::convention_flags& f, const rope_config& claimed,
+                                                const rope_config& fallback);
+
 }  // namespace ropecheck::probe
