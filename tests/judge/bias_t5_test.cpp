@@ -25,7 +25,7 @@ using namespace ropecheck::judge;
 namespace jd = ropecheck::judge::detail;
 using jd::key_window;
 
-t5_claim claim_of(bool bidirectional, int nb = 32, int md = 128, int heads = 8) { return {nb, md, bidirectional, heads}; }
+t5_claim claim_of(bool bidirectional, int nb = 32, int md = 128, int heads = 8) { return {nb, md, bidirectional, heads, {}}; }
 
 // ---- t5_windows ---------------------------------------------------------------------------------------------
 
