@@ -191,6 +191,17 @@ inline lengths read_geometry(const reader& r, const json& t, const json& b, cons
       } else if (pct) {
         r.fail("rotary_pct", "not read by " + fam.via + ": its fraction is partial_rotary_factor");
       }
+      if (rd && !frac && a.quirk == family_quirk::rotary_dim_fraction) {
+        // The family's config class turns rotary_dim into the fraction itself (src/ropecheck/architectures.hpp
+        // family_quirk::rotary_dim_fraction; the row's rotary_source cites where); with both keys the contradiction
+        // check below holds them to one rotary_dim.
+        if (*rd <= 0 || *rd > head_dim)
+          r.fail("rotary_dim", int_str(*rd) + " is not within head_dim " + int_str(head_dim));
+        rotary = *rd;
+        log.add("rotary_dim", int_str(rotary), fact_origin::file,
+                "rotary_dim (partial_rotary_factor = rotary_dim / head_dim: " + fam.cite(a.rotary_source) + ")");
+        break;
+      }
       if (rd && !frac)
         r.fail("rotary_dim", "not read by " + fam.via + ": rotary_dim = int(head_dim * " +
                                  (pct_rule ? "rotary_pct" : "partial_rotary_factor") + "); give that fraction");

@@ -92,6 +92,7 @@ enum class family_quirk : std::uint8_t {
   baichuan,         // Baichuan 2 13B uses ALiBi (architectures + hidden_size decide)
   text_config_only, // the text model's rope fields are read from text_config only (FuyuConfig forwards none)
   position_scale,   // rope_position_scale: engines disagree on its meaning (vLLM divides positions, mlx-lm multiplies)
+  rotary_dim_fraction,  // partial_factor read from rotary_dim too: partial_rotary_factor = rotary_dim / head_dim (MiniMax-M2)
 };
 
 struct architecture_facts {

@@ -67,6 +67,8 @@ std::string rotary_from(const architecture_facts& a) {
     case rotary_rule::whole_head:
     case rotary_rule::whole_head_ignoring: return a.head == head_rule::mla ? "qk_rope_head_dim" : "head_dim";
     case rotary_rule::partial_factor:
+      if (a.quirk == family_quirk::rotary_dim_fraction)
+        return "rotary_dim, or int(head_dim * partial_rotary_factor) (one required; both must agree)";
       return std::isnan(a.rotary_default) ? "int(head_dim * partial_rotary_factor) (required)"
                                           : "int(head_dim * partial_rotary_factor), default " + num(a.rotary_default);
     case rotary_rule::rotary_pct: return "int(head_dim * rotary_pct), default " + num(a.rotary_default);

@@ -150,9 +150,15 @@ inline constexpr architecture_facts partial_interleaved[] = {
      .head_default = 128,
      .rotary = rotary_rule::partial_factor,
      .rotary_default = no_default,
-     .rotary_source = "MiniMaxM2Config has no rotary_dim / partial_rotary_factor parameter (extra keys pass through **kwargs); mlx-lm minimax.py (handles minimax_m2) uses nn.RoPE(args.rotary_dim, traditional=False)",
+     .rotary_source = "transformers models/minimax_m2/configuration_minimax_m2.py MiniMaxM2Config.convert_rope_params_to_dict: "
+                      "partial_rotary_factor = rotary_dim / head_dim (transformers PR 48486, after issue 48241: a v5 config "
+                      "class that ignored rotary_dim rotated the whole head); vLLM models/minimax_m2.py MiniMaxM2Attention: "
+                      "the same fraction from config.rotary_dim unless partial_rotary_factor is given; mlx-lm minimax.py "
+                      "nn.RoPE(args.rotary_dim, traditional=False). Neither key: no single default (0.5 in one transformers "
+                      "version, the whole head in another; vLLM requires rotary_dim)",
      .base_default = 5000000.0,
-     .base_source = "MiniMaxM2Config default_theta = 5000000.0"},
+     .base_source = "MiniMaxM2Config default_theta = 5000000.0",
+     .quirk = family_quirk::rotary_dim_fraction},
     {.model_type = "cohere",
      .family = "Cohere Command R / R+",
      .pair_layout = layout::interleaved,
