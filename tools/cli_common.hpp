@@ -352,6 +352,7 @@ struct convention_flags {
       else if (s == "yarn") cfg.scaling = scaling_kind::yarn;
       else if (s == "llama3") cfg.scaling = scaling_kind::llama3;
       else throw std::invalid_argument("--scaling: unknown rule '" + s + "' (default, linear, ntk, dynamic, yarn, llama3)");
+      cfg = with_scaling(cfg, cfg.scaling);  // another rule than the file's LongRoPE: its mscales go with it
     }
     if (layout_name) {
       if (*layout_name == "half_split") cfg.pair_layout = layout::half_split;

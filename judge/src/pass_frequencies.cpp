@@ -180,8 +180,7 @@ bool scan_hypotheses(const frame& F) {
     hs.push_back({classes::inv_freq_low_precision, fmt("inv_freq is held in %s", grid_name(digits)), g});
   }
   if (claimed.scaling != scaling_kind::none) {
-    rope_config hc = F.e.cfg;
-    hc.scaling = scaling_kind::none;
+    rope_config hc = with_scaling(F.e.cfg, scaling_kind::none);
     hs.push_back({classes::scaling_wrong, fmt("no scaling is applied although the claim has %s scaling with factor %g",
                                        std::string(to_string(claimed.scaling)).c_str(), claimed.factor),
                   frequencies_of(hc)});
@@ -321,14 +320,12 @@ std::pair<double, std::string> best_scaling(const frame& F, const band_fits& B) 
     }
   };
   if (claimed.scaling != scaling_kind::none) {
-    rope_config none = F.e.cfg;
-    none.scaling = scaling_kind::none;
+    const rope_config none = with_scaling(F.e.cfg, scaling_kind::none);
     consider(none, "no scaling at all (plain base^(-2i/d))");
   }
   for (scaling_kind k : {scaling_kind::linear, scaling_kind::ntk, scaling_kind::yarn, scaling_kind::llama3}) {
     if (k == claimed.scaling) continue;
-    rope_config hc = F.e.cfg;
-    hc.scaling = k;
+    rope_config hc = with_scaling(F.e.cfg, k);
     if (hc.factor <= 1) continue;
     if (hc.original_max_position_embeddings <= 0)
       hc.original_max_position_embeddings =

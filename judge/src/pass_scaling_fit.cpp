@@ -162,8 +162,7 @@ void fit_factor(const fit_frame& X, std::vector<hypothesis>& out, scaling_kind r
   const rope_config& claimed = X.c.claimed;
   auto mis = [&](double s) {
     if (s == 1.0) return kInf;
-    rope_config hc = X.e.cfg;
-    hc.scaling = rule;
+    rope_config hc = with_scaling(X.e.cfg, rule);
     hc.factor = s;
     return X.mismatch_of(hc);
   };
@@ -171,8 +170,8 @@ void fit_factor(const fit_frame& X, std::vector<hypothesis>& out, scaling_kind r
   if (!(r.best_mis < kFitTolerance)) return;
   const auto [s, m] = nicest(r, false, mis);
   if (!(m < kFitTolerance) || (rule == claimed.scaling && s == claimed.factor)) return;
-  rope_config hc = X.e.cfg;
-  hc.scaling = rule, hc.factor = s;
+  rope_config hc = with_scaling(X.e.cfg, rule);
+  hc.factor = s;
   std::string what;
   if (rule == claimed.scaling && std::fabs(s * claimed.factor - 1) < 1e-9)
     what = fmt("%s with factor %g (claimed %g: inverted, the frequencies are multiplied by %g instead of divided)",
@@ -192,8 +191,7 @@ void fit_factor(const fit_frame& X, std::vector<hypothesis>& out, scaling_kind r
 void fit_blend_inverted(const fit_frame& X, std::vector<hypothesis>& out) {
   const rope_config& claimed = X.c.claimed;
   if (claimed.scaling != scaling_kind::llama3 && claimed.scaling != scaling_kind::yarn) return;
-  rope_config plain = X.e.cfg;
-  plain.scaling = scaling_kind::none;
+  const rope_config plain = with_scaling(X.e.cfg, scaling_kind::none);
   const auto x = X.frequencies(plain);
   const auto f = X.frequencies(X.e.cfg);
   if (x.empty() || f.empty()) return;

@@ -260,8 +260,7 @@ class ggml_angle {
     validate(cfg);
     const auto exact = compute_frequencies<double>(cfg, seq_len);
     double base = cfg.base;
-    rope_config plain = cfg;
-    plain.scaling = scaling_kind::none;
+    const rope_config plain = with_scaling(cfg, scaling_kind::none);
     const auto unscaled = compute_frequencies<double>(plain, seq_len);
     switch (cfg.scaling) {
       case scaling_kind::ntk:

@@ -175,4 +175,14 @@ struct rope_config {
   friend bool operator==(const rope_config&, const rope_config&) = default;
 };
 
+// c under the scaling rule k. The fields only LongRoPE reads (Phi-3.5-MoE's short_mscale / long_mscale,
+// transformers models/phimoe/modeling_phimoe.py PhimoeRotaryEmbedding) go when k is not LongRoPE, so a judge's
+// hypothesis, a report's unscaled reference or a --scaling override of such a claim is a valid convention
+// (validate refuses the mscales under another rule).
+[[nodiscard]] inline rope_config with_scaling(rope_config c, scaling_kind k) noexcept {
+  c.scaling = k;
+  if (k != scaling_kind::longrope) c.short_mscale.reset(), c.long_mscale.reset();
+  return c;
+}
+
 }  // namespace ropecheck

@@ -27,6 +27,11 @@ if(TARGET ropecheck)
   ropecheck_cli_test(report_layer_selects_a_gemma3_local_layer 0 "base 10000.*note: layer 0 \\(sliding_attention, from --layer\\)"
                      report --config ${cfgs}/gemma3_4b.json --layer 0 --max-position 2048 --no-plots
                      --out ${CMAKE_CURRENT_BINARY_DIR}/cli-report-gemma3)
+  # Phi-3.5-MoE's LongRoPE with short_mscale / long_mscale: the report's unscaled reference drops the mscales with
+  # the rule (with_scaling); it was refused with the reference's internal message (issue 34).
+  ropecheck_cli_test(report_phimoe_mscale_config 0 "attention_factor short 1.243[^\n]*rope_scaling.short_mscale.*report: .*report.html"
+                     report --config ${cfgs}/phimoe_3_5_moe.json --max-position 4096 --no-plots
+                     --out ${CMAKE_CURRENT_BINARY_DIR}/cli-report-phimoe)
   ropecheck_cli_test(report_layer_without_rope_exits_2 2 "--layer: layer 3 \\(full_attention\\) has no RoPE"
                      report --config ${cfgs}/llama4_scout.json --layer 3 --out ${CMAKE_CURRENT_BINARY_DIR}/cli-x)
   ropecheck_cli_test(report_layer_out_of_range_exits_2 2 "layer 48 out of range: the config has 48 layers"

@@ -223,6 +223,22 @@ TEST(Diagnose, ScalingFitLongRopeLongFactorsUpToTheOriginalLength) {
   expect_pass(long_ok);
 }
 
+// Phi-3.5-MoE's claim: LongRoPE whose attention factor is the file's short_mscale / long_mscale (transformers
+// models/phimoe/modeling_phimoe.py PhimoeRotaryEmbedding). The judge's other-rule hypotheses drop the mscales with
+// the rule (with_scaling): before, they kept them, validate refused each hypothesis and a kernel with no scaling at
+// all was left without its finding.
+TEST(Diagnose, PhimoeClaimKernelWithoutScalingIsNamed) {
+  auto claim = phi3_like();
+  claim.short_mscale = claim.long_mscale = 1.243163121016122;  // Phi-3.5-MoE-instruct's rope_scaling
+  const rope_config impl = with_scaling(claim, scaling_kind::none);
+  EXPECT_FALSE(impl.short_mscale || impl.long_mscale);
+  const auto v = audit_impl("phimoe claim, a kernel without scaling", claim, impl);
+  EXPECT_FALSE(v.pass);
+  bool named = false;
+  for (const auto& f : v.findings) named = named || (f.bug_class == "scaling_wrong" && f.sentence.find("no scaling") != std::string::npos);
+  EXPECT_TRUE(named) << "no scaling_wrong finding saying no scaling";
+}
+
 // ---- correct kernels on the same probe set: nothing but at most the fp32 drift warning ----
 
 TEST(Diagnose, ScalingFitCorrectKernelsStillPass) {

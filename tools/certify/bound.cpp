@@ -203,7 +203,7 @@ struct component_errors {
   rope_config plain = cfg;
   const bool finished = cfg.scaling == scaling_kind::linear || cfg.scaling == scaling_kind::yarn ||
                         cfg.scaling == scaling_kind::llama3 || cfg.scaling == scaling_kind::longrope;
-  if (finished) plain.scaling = scaling_kind::none;
+  if (finished) plain = with_scaling(plain, scaling_kind::none);
   const ggml_angle g(plain, seq_len);
   std::vector<long double> out;
   for (int b = 0; b < g.bands(); ++b) out.push_back(g.trace(n, b).inv_freq_used);

@@ -353,8 +353,7 @@ std::vector<std::int64_t> heat_bucket_edges(std::int64_t max_position) {
 std::vector<band_row> band_table(const rope_config& cfg, std::int64_t seq_len, std::int64_t train_length,
                                  std::int64_t eval_length) {
   const rope_reference scaled(cfg, seq_len, reference_bits);
-  rope_config plain = cfg;
-  plain.scaling = scaling_kind::none;
+  const rope_config plain = with_scaling(cfg, scaling_kind::none);
   const rope_reference unscaled(plain, 0, reference_bits);
   const long double two_pi = two_pi_ld;
   const auto L_train = static_cast<long double>(train_length), L_eval = static_cast<long double>(eval_length);
