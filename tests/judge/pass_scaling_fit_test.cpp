@@ -122,7 +122,21 @@ TEST(Diagnose, ScalingFitYarnBetaFast) {
   expect_fit(audit_impl("yarn beta_fast 16 claimed 32", qwen_yarn(), impl), "beta_fast 16 (claimed 32");
 }
 
+// beta_slow moves the ramp's low end (HF _compute_yarn_parameters: high = ceil(corr(beta_slow))): each YaRN
+// parameter has its own fit and its own setter (issue 34: a mutant whose beta_slow setter wrote beta_fast survived).
+TEST(Diagnose, ScalingFitYarnBetaSlow) {
+  auto impl = qwen_yarn();
+  impl.beta_slow = 2;
+  expect_fit(audit_impl("yarn beta_slow 2 claimed 1", qwen_yarn(), impl), "beta_slow 2 (claimed 1");
+}
+
 // ---- Llama 3.1 ----
+
+TEST(Diagnose, ScalingFitLlama3HighFreqFactor) {
+  auto impl = llama31();
+  impl.high_freq_factor = 8;
+  expect_fit(audit_impl("llama3 high_freq_factor 8 claimed 4", llama31(), impl), "high_freq_factor 8 (claimed 4");
+}
 
 // HF _compute_llama3_parameters with smooth_factor replaced by 1 - smooth_factor in the medium band
 // (transformers src/transformers/modeling_rope_utils.py: smoothed_inv_freq = (1 - smooth) inv_freq /
@@ -173,6 +187,19 @@ TEST(Diagnose, ScalingFitLinearFactorOffTheList) {
   auto impl = claim;
   impl.factor = 5;
   expect_fit(audit_impl("linear 5 claimed 4", claim, impl), "factor 5");
+}
+
+// A rule of another type: an NTK kernel (base x s^(d/(d-2))) under a linear claim of the same factor is named with
+// the rule it follows (pass_frequencies.cpp best_scaling's other rules; issue 34: NTK dropped from them survived).
+TEST(Diagnose, AnNtkKernelUnderALinearClaimIsNamedWithItsRule) {
+  auto claim = claimed_config(128);
+  claim.scaling = scaling_kind::linear;
+  claim.factor = 4;
+  const rope_config impl = with_scaling(claim, scaling_kind::ntk);
+  const auto v = audit_impl("ntk x4 claimed linear x4", claim, impl);
+  expect_top(v, judge::classes::scaling_wrong);
+  ASSERT_FALSE(v.findings.empty());
+  EXPECT_NE(v.findings.front().sentence.find("ntk"), std::string::npos) << v.findings.front().sentence;
 }
 
 // YaRN: only the interpolated bands move, which no position explains: the factor fit names it.
