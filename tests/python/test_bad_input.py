@@ -263,3 +263,27 @@ def test_vllm_adapter_max_position_of_a_phi3_class_in_short_mode():
     module.use_long_rope = False
     assert rc.adapters.vllm(module).ropecheck_max_position == 4095
 
+
+
+# torch's own names for its dtypes (str(torch.float) is "torch.float32"; "float", "half", "double" are the
+# attribute names torch.float, torch.half, torch.double) and the common "bf16": each is the probe's dtype, and the
+# kernel gets its tensors in it (issue 34: the aliases were never tested).
+@pytest.mark.parametrize("alias, name, torch_dtype", [("float", "float32", torch.float32), ("half", "float16", torch.float16),
+                                                      ("double", "float64", torch.float64), ("bf16", "bfloat16", torch.bfloat16)])
+def test_dtype_aliases_are_the_probe_dtype(llama_config, tmp_path, alias, name, torch_dtype):
+    from ropecheck.check import dtype_name
+
+    assert dtype_name(alias) == name and dtype_name(torch_dtype) == name
+    seen = set()
+
+    def fn(x, positions):
+        seen.add(x.dtype)
+        return plain_style.rope(x, positions)
+    v = rc.check(rc.adapters.plain(fn), config=llama_config, dtype=alias, dump_dir=tmp_path)
+    assert v.dtype == name and seen == {torch_dtype}, (v.dtype, seen)
+
+
+@pytest.mark.parametrize("bad", ["fp8", "int8", "float8_e4m3fn", torch.int32])
+def test_a_dtype_ropecheck_does_not_check_is_refused_naming_it(llama_config, tmp_path, bad):
+    with pytest.raises(rc.RopecheckError, match="ropecheck checks kernels in float32, bfloat16, float16, float64"):
+        rc.check(rc.adapters.plain(plain_style.rope), config=llama_config, dtype=bad, dump_dir=tmp_path)
