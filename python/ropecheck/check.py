@@ -289,6 +289,8 @@ def _check(fn, config, preset, dtype, device, layer, part, reference, strict, se
         if note not in v.notes:
             v.notes.append(note)
     probe_meta = _safetensors.read_metadata(probe_path)
+    if probe_meta.get("positions_not_asked"):  # every one; the note summarises a long list
+        v.json["positions_not_asked"] = json.loads(probe_meta["positions_not_asked"])
     if not v.passed and adapter == "vllm" and "--engine" not in probe_meta_args and probe_meta.get("vllm_reading"):
         v.notes.append(vllm_reading_note(probe_meta["vllm_reading"], probe_meta.get("convention", "?")))
     return v

@@ -460,6 +460,36 @@ TEST(CombineGroups, passes_iff_every_group_does_with_the_failing_groups_findings
   EXPECT_THROW((void)audit::combine_groups({a, b}, {ra}), std::logic_error);
 }
 
+// The note lists up to max_listed_groups groups; more are summarised (span, counts, the first failing groups) and
+// seq_len_groups (JSON) keeps every one (issue 34: a dynamic-NTK check listed 44 groups on one line).
+TEST(CombineGroups, a_long_list_of_groups_is_summarised_and_kept_whole_in_the_json) {
+  const auto run = [](std::size_t n, std::size_t failing) {
+    std::vector<audit::seq_len_group> g;
+    std::vector<audit::audit_report> r;
+    for (std::size_t i = 0; i < n; ++i) {
+      g.push_back({static_cast<std::int64_t>(100 * (i + 1)), static_cast<std::int64_t>(100 * i + 1), {i}});
+      audit::audit_report x;
+      x.v.pass = i != failing;
+      r.push_back(x);
+    }
+    return audit::combine_groups(g, r);
+  };
+  const audit::audit_report six = run(audit::max_listed_groups, 99);
+  EXPECT_NE(six.notes.back().find("calls of sequence length 501..600, 1 tokens, pass"), std::string::npos) << six.notes.back();
+  EXPECT_EQ(six.seq_len_groups.size(), audit::max_listed_groups);
+  const audit::audit_report many = run(44, 20);
+  const std::string& note = many.notes.back();
+  EXPECT_NE(note.find("judged in 44 groups"), std::string::npos) << note;
+  EXPECT_NE(note.find("sequence lengths 1..4400, 43 pass, 1 FAIL (calls of sequence length 2001..2100, 1 tokens, FAIL)"),
+            std::string::npos) << note;
+  EXPECT_EQ(note.find("calls of sequence length 101..200"), std::string::npos) << "a passing group listed: " << note;
+  EXPECT_NE(note.find("every group in the JSON's seq_len_groups"), std::string::npos);
+  ASSERT_EQ(many.seq_len_groups.size(), 44u);
+  EXPECT_EQ(many.seq_len_groups[43], "calls of sequence length 4301..4400, 1 tokens, pass");
+  EXPECT_NE(audit::to_json(many).find("\"seq_len_groups\""), std::string::npos);
+  EXPECT_LT(note.size(), 400u);
+}
+
 // call_seq_len: each probe token gets its call's largest position + 1 (the plan's, judge::plan_calls).
 TEST_F(ProbeOutputs, each_token_has_the_sequence_length_of_the_call_that_kept_it) {
   const auto c = audit::read_probe_outputs(write(identity_outputs()));

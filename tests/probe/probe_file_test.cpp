@@ -272,6 +272,23 @@ TEST(ProbeFile, a_probe_limited_to_max_position_keeps_every_position_at_or_below
   for (const auto form : {call_form::prefill, call_form::decode}) check_form(p, file, form);
 }
 
+// The note of positions not asked lists up to max_listed_runs runs of consecutive positions; more are summarised
+// (the first runs, how many more, the last position) and the caller's JSON keeps them (issue 34: dozens listed).
+TEST(ProbeFile, the_note_of_positions_not_asked_is_summarised_past_max_listed_runs) {
+  std::vector<std::int64_t> six, seven;
+  for (std::int64_t k = 0; k < 7; ++k) {
+    if (k < 6) six.insert(six.end(), {100 * k + 10, 100 * k + 11});
+    seven.insert(seven.end(), {100 * k + 10, 100 * k + 11});
+  }
+  const std::string all = audit::skipped_note(six, 9, "test");
+  EXPECT_NE(all.find("probe positions 10..11, 110..111, 210..211, 310..311, 410..411, 510..511 (12 tokens) were not asked"),
+            std::string::npos) << all;
+  const std::string cut = audit::skipped_note(seven, 9, "test");
+  EXPECT_NE(cut.find("probe positions 10..11, 110..111, 210..211, 310..311, 410..411 and 2 more runs up to 611 (every one in "
+                     "the JSON's positions_not_asked) (14 tokens) were not asked"), std::string::npos) << cut;
+  EXPECT_EQ(audit::skipped_note({}, 9, "test"), "");
+}
+
 // M-RoPE under a limit: a token goes when any row passes it (an image patch at row 0 = 64 whose height
 // row is 71), and stays when its largest row equals it.
 TEST(ProbeFile, an_mrope_probe_limited_to_max_position_keeps_every_row_at_or_below_it) {

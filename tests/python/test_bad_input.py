@@ -112,6 +112,8 @@ def test_a_cache_too_short_says_how_to_declare_max_position(llama_config, tmp_pa
     v = _check(_cached_rope(8192), llama_config, tmp_path / "declared", max_position=8191)
     assert v.passed, str(v)
     assert any("were not asked: past the kernel's max_position 8191" in n and "max_position=" in n for n in v.notes), v.notes
+    skipped = v.json.get("positions_not_asked")  # every position left out, whatever the note summarises
+    assert skipped and min(skipped) == 8192 and skipped == sorted(skipped), skipped
     # Declared, but the kernel reads past its own table (a decode offset): the hint says so, not "declare it".
     table = _cached_rope(8192)
 

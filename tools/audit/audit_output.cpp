@@ -185,6 +185,7 @@ std::string to_json(const audit_report& r) {
     j["evidence"].push_back({{"tensor", e.what}, {"sentence", e.sentence}, {"max_error", num(e.max_error)},
                              {"max_error_ulps", num(e.max_error_ulps)}});
   j["notes"] = r.notes;
+  if (!r.seq_len_groups.empty()) j["seq_len_groups"] = r.seq_len_groups;
   j["claim"] = explain::claim_json(r.claim_info);
   j["score_violation"] = {{"max", num(v.score_violation)}, {"m", v.score_violation_m}, {"n", v.score_violation_n}};
   auto& pp = j["per_position"] = nlohmann::json::array();

@@ -25,6 +25,9 @@ struct audit_report {
   judge::verdict v;
   std::vector<cache_evidence> evidence;
   std::vector<std::string> notes;
+  // The groups of a check judged per call length (probe_outputs.hpp combine_groups), one line each; a note
+  // summarises them when they are many; JSON "seq_len_groups".
+  std::vector<std::string> seq_len_groups;
   claim claim_info;  // what the convention was claimed from (printed at the top, "claim" in JSON)
   // M-RoPE: position rows of the dump (1 for 1-D), tokens whose rows are all equal (text) and the rest.
   int position_rows = 1, text_tokens = 0, multimodal_tokens = 0;

@@ -350,6 +350,7 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   // 1. The probe in both call forms, each judged as its dump would be.
   const limited_probe limited = limit_probe(judge::make_probe(declared, seed), declared, door->limits());
   if (!limited.note.empty()) out.notes.push_back(limited.note);
+  out.positions_not_asked = limited.skipped;
   const judge::probe_set& probe = limited.set;
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
     out.forms.push_back(run_form_judged(*door, probe, form, declared, t, options.judge));

@@ -121,6 +121,7 @@ struct plugin_audit_result {
   // Where the claim came from and what the kernel's limits left out (plugin.h ABI 2: the config
   // reader's notes for a config_path; the probe positions past max_position, not asked), one sentence each.
   std::vector<std::string> notes;
+  std::vector<std::int64_t> positions_not_asked;  // every probe position past max_position (a note summarises them)
   std::uint64_t seed = 0;
   int max_success = 0;
   bool strict = false;       // judged with --strict

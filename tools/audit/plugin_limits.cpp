@@ -81,14 +81,21 @@ limited_probe limit_probe(const judge::probe_set& probe, const rope_config& decl
 
 std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position, std::string_view declared_by) {
   if (skipped.empty()) return {};
-  std::string ranges;
+  std::vector<std::string> runs;
   for (std::size_t i = 0; i < skipped.size();) {
     std::size_t j = i;
     while (j + 1 < skipped.size() && skipped[j + 1] == skipped[j] + 1) ++j;
-    ranges += (ranges.empty() ? "" : ", ") + std::to_string(skipped[i]) +
-              (j > i ? ".." + std::to_string(skipped[j]) : std::string());
+    runs.push_back(std::to_string(skipped[i]) + (j > i ? ".." + std::to_string(skipped[j]) : std::string()));
     i = j + 1;
   }
+  // A short list whole; a long one summarised (its first runs, how many more, the last position): the full list
+  // is the JSON's positions_not_asked (plugin audit, probe file metadata).
+  std::string ranges;
+  const std::size_t shown = runs.size() <= max_listed_runs ? runs.size() : max_listed_runs - 1;
+  for (std::size_t k = 0; k < shown; ++k) ranges += (k ? ", " : "") + runs[k];
+  if (shown < runs.size())
+    ranges += " and " + std::to_string(runs.size() - shown) + " more runs up to " + std::to_string(skipped.back()) +
+              " (every one in the JSON's positions_not_asked)";
   return "probe positions " + ranges + " (" + std::to_string(skipped.size()) +
          " tokens) were not asked: past the kernel's max_position " + std::to_string(max_position) +
          " (" + std::string(declared_by) + "); the verdict covers positions 0.." + std::to_string(max_position) + " only";

@@ -43,8 +43,10 @@ struct limited_probe {
                                         std::string_view declared_by = "ropecheck_convention.max_position");
 
 // "positions 65536..16777224 (12 of the probe's) were not asked: past the kernel's max_position 8191
-// (ropecheck_convention.max_position)": skipped listed as ranges of consecutive probe positions; the
-// parenthesis is declared_by.
+// (ropecheck_convention.max_position)": skipped listed as ranges of consecutive probe positions, at most
+// max_listed_runs of them (a longer list: its first runs, how many more and the last position; the caller keeps
+// the full list in its JSON as positions_not_asked); the parenthesis is declared_by.
+inline constexpr std::size_t max_listed_runs = 6;
 [[nodiscard]] std::string skipped_note(const std::vector<std::int64_t>& skipped, std::int64_t max_position,
                                        std::string_view declared_by = "ropecheck_convention.max_position");
 

@@ -252,6 +252,7 @@ std::string plugin_json(const plugin_audit_result& r, const std::string& version
     j["qk"] = std::move(qk);
   }
   j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}, {"notes", r.notes}};
+  if (!r.positions_not_asked.empty()) j["positions_not_asked"] = r.positions_not_asked;
   j["seed"] = r.seed;
   j["max_success"] = r.max_success;
   j["rerun"] = r.rerun;

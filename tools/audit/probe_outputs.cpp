@@ -288,10 +288,23 @@ audit_report combine_groups(const std::vector<seq_len_group>& groups, std::vecto
   std::string note = "judged in " + std::to_string(groups.size()) +
                      " groups by each call's sequence length (its largest position + 1, as transformers' dynamic_rope_update "
                      "derives it; the claim's frequencies depend on it):";
-  for (std::size_t i = 0; i < reports.size(); ++i)
-    note += std::string(i ? ";" : "") + " " + label(i) + ", " + std::to_string(groups[i].tokens.size()) + " tokens, " +
-            (reports[i].v.pass ? "pass" : "FAIL");
+  std::vector<std::string> lines;
+  std::vector<std::size_t> failing;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    lines.push_back(label(i) + ", " + std::to_string(groups[i].tokens.size()) + " tokens, " + (reports[i].v.pass ? "pass" : "FAIL"));
+    if (!reports[i].v.pass) failing.push_back(i);
+  }
+  if (lines.size() <= max_listed_groups) {
+    for (std::size_t i = 0; i < lines.size(); ++i) note += std::string(i ? ";" : "") + " " + lines[i];
+  } else {  // many: the span, the counts and the first failing groups; every group in the JSON
+    note += " sequence lengths " + std::to_string(groups.front().min_seq_len) + ".." + std::to_string(groups.back().seq_len) +
+            ", " + std::to_string(lines.size() - failing.size()) + " pass, " + std::to_string(failing.size()) + " FAIL";
+    for (std::size_t k = 0; k < failing.size() && k < 3; ++k) note += std::string(k ? "; " : " (") + lines[failing[k]];
+    if (!failing.empty()) note += failing.size() > 3 ? "; ...)" : ")";
+    note += "; every group in the JSON's seq_len_groups";
+  }
   audit_report r = std::move(reports[pick]);
+  r.seq_len_groups = std::move(lines);
   r.v.pass = pass;
   r.v.findings = std::move(findings);
   r.notes.push_back(note + (groups.size() > 1 ? "; the figures below are those of the " + label(pick) : std::string()));

@@ -99,7 +99,10 @@ struct probe_outputs_report {
 // One form's report from its groups' audits (parallel to `groups`, each judged at its seq_len): passes
 // iff every group does; the findings are the groups' (failing groups first), each sentence prefixed
 // with its calls' sequence lengths; the figures those of the first failing group (else the largest);
-// a note lists every group and its verdict.
+// a note lists every group and its verdict, up to max_listed_groups of them (more: the span, the counts and the
+// first failing groups), and seq_len_groups keeps every one (JSON "seq_len_groups").
+inline constexpr std::size_t max_listed_groups = 6;
+
 [[nodiscard]] audit_report combine_groups(const std::vector<seq_len_group>& groups, std::vector<audit_report> reports);
 
 // Merges the forms' findings (judge::merge_forms) into r.merged.

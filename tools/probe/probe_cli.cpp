@@ -129,6 +129,7 @@ int probe_command::run(const std::string& command) {
         {"ropecheck_version", ROPECHECK_VERSION},
         {"command", command}};
     if (!vllm_reading.empty()) meta["vllm_reading"] = vllm_reading;
+    if (!probe.skipped.empty() && form_ != "attention") meta["positions_not_asked"] = nlohmann::json(probe.skipped).dump();
     if (form_ != "x") meta["kv_heads"] = std::to_string(*kv_heads_);
     if (form_ == "attention") {
       const judge::attention_probe a = judge::make_attention_probe(claimed, heads, *kv_heads_, value_dim_.value_or(claimed.head_dim),
