@@ -167,6 +167,7 @@ int run_plugin_audit(const audit_flags& af, const std::string& command) {
       std::fprintf(stderr, "[audit] property %d/%d: %s\n", i + 1, total, name.c_str());
     };
   const auto r = audit::audit_plugin(*af.plugin, o);
+  for (const auto& w : r.warnings) std::cerr << "ropecheck audit: WARNING: " << w << '\n';  // even with --quiet or --json -
   if (af.json) write_file(*af.json, audit::plugin_json(r, ROPECHECK_VERSION, command));
   if (af.junit) write_file(*af.junit, audit::plugin_junit(r, ROPECHECK_VERSION, command));
   if (!(af.json && *af.json == "-")) std::fputs(audit::plugin_summary(r, ROPECHECK_VERSION, command).c_str(), stdout);

@@ -109,6 +109,13 @@ if(TARGET ropecheck)
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin> --quiet --junit ${aout}/plugin.xml)
     ropecheck_cli_test(audit_plugin_buggy_fails_with_a_counterexample 1 "FAIL.*shrunk counterexample.*replay: RC_PARAMS="
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin_buggy> --quiet --json ${aout}/plugin_buggy.json)
+    # plugin.h's upgrade trap: a kernel ignoring `inverse` fails as ABI 1; rebuilt with abi = ROPECHECK_PLUGIN_ABI
+    # and its limits left zero the property is not asked, and the audit says so loudly (issue 34).
+    ropecheck_cli_test(audit_plugin_ignoring_inverse_fails_as_abi_1 1 "inverse_rotation_undoes_rotation +FAIL"
+                       audit --plugin $<TARGET_FILE:ropecheck_example_plugin_ignores_inverse> --quiet)
+    ropecheck_cli_test(audit_plugin_rebuilt_as_abi_3_warns_of_the_dropped_check 0
+                       "WARNING: the plugin declares supports_inverse = 0 and negative_positions = 0, so inverse_rotation_undoes_rotation, which every ABI 1 plugin is held to, is not checked"
+                       audit --plugin $<TARGET_FILE:ropecheck_example_plugin_ignores_inverse_rebuilt> --quiet)
     ropecheck_cli_test(audit_plugin_abi_mismatch_exits_2 2 "ABI"
                        audit --plugin $<TARGET_FILE:ropecheck_example_plugin_abi4> --quiet)
     ropecheck_cli_test(audit_plugin_with_convention_flags_exits_2 2 "declares its own convention"

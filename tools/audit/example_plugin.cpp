@@ -10,6 +10,10 @@
 //   -DROPECHECK_EXAMPLE_ABI=<n>              declares ABI n (the loader's ABI-mismatch check); by
 //                                            default ABI 1 (built against the ABI 3 header: ABI 1
 //                                            plugins keep loading)
+//   -DROPECHECK_EXAMPLE_BUG_IGNORES_INVERSE  apply() rotates forward whatever `inverse` says: with ABI 1 the
+//                                            inverse property fails; rebuilt as ABI 3 with its zero limits
+//                                            (the upgrade trap of plugin.h's Versioning) it is not asked, and
+//                                            the audit warns
 #include <cstdint>
 #include <exception>
 #include <span>
@@ -58,6 +62,12 @@ using strategy = ropecheck::storage_positions<ropecheck::bfloat16, float>;
 using strategy = ropecheck::hf_angle<float>;
 #endif
 
+#ifdef ROPECHECK_EXAMPLE_BUG_IGNORES_INVERSE
+constexpr bool ignores_inverse = true;
+#else
+constexpr bool ignores_inverse = false;
+#endif
+
 const strategy& cos_sin() {
   static const strategy s(config());  // inv_freq computed once (thread-safe initialisation)
   return s;
@@ -81,8 +91,8 @@ ROPECHECK_EXPORT int ropecheck_plugin_apply(const void* x, void* y, const int64_
     ropecheck::rotate_tokens<float>(std::span<const float>(static_cast<const float*>(x), n),
                                     std::span<float>(static_cast<float*>(y), n),
                                     std::span<const std::int64_t>(positions, static_cast<std::size_t>(tokens)), heads,
-                                    g, cos_sin(), inverse ? ropecheck::rotation_sense::inverse
-                                                          : ropecheck::rotation_sense::forward);
+                                    g, cos_sin(), inverse && !ignores_inverse ? ropecheck::rotation_sense::inverse
+                                                                              : ropecheck::rotation_sense::forward);
     return 0;
   } catch (const std::exception&) {
     return 2;

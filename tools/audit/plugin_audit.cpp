@@ -351,6 +351,12 @@ plugin_audit_result audit_plugin_door(const std::filesystem::path& lib, const st
   const limited_probe limited = limit_probe(judge::make_probe(declared, seed), declared, door->limits());
   if (!limited.note.empty()) out.notes.push_back(limited.note);
   out.positions_not_asked = limited.skipped;
+  if (!door->limits().has_inverse())
+    out.warnings.push_back(
+        "the plugin declares supports_inverse = 0 and negative_positions = 0, so inverse_rotation_undoes_rotation, "
+        "which every ABI 1 plugin is held to, is not checked: a kernel that ignores `inverse` passes. A plugin written "
+        "for ABI 1 and rebuilt with abi = ROPECHECK_PLUGIN_ABI declares this without meaning to (src/ropecheck/plugin.h, "
+        "Versioning): write abi = 1, or set supports_inverse = 1 if apply honours inverse");
   const judge::probe_set& probe = limited.set;
   for (const auto form : {judge::call_form::prefill, judge::call_form::decode}) {
     out.forms.push_back(run_form_judged(*door, probe, form, declared, t, options.judge));

@@ -122,6 +122,10 @@ struct plugin_audit_result {
   // reader's notes for a config_path; the probe positions past max_position, not asked), one sentence each.
   std::vector<std::string> notes;
   std::vector<std::int64_t> positions_not_asked;  // every probe position past max_position (a note summarises them)
+  // Checks an ABI 1 plugin is held to that this one's declaration drops (plugin.h, Versioning: a plugin written
+  // for ABI 1 and rebuilt with abi = ROPECHECK_PLUGIN_ABI declares zero limits without meaning to), one sentence
+  // each: printed first in the summary, on standard error, and in JSON "warnings".
+  std::vector<std::string> warnings;
   std::uint64_t seed = 0;
   int max_success = 0;
   bool strict = false;       // judged with --strict

@@ -150,6 +150,7 @@ bool judge_passes(const plugin_audit_result& r) {
 std::string plugin_summary(const plugin_audit_result& r, const std::string& version, const std::string& command) {
   std::string s = "ropecheck audit --plugin " + r.plugin_path + "\n  kernel: " + r.plugin_name + ", " + r.element_type +
                   "\n  declared convention: " + r.convention + "\n";
+  for (const auto& w : r.warnings) s += "  WARNING: " + w + "\n";
   for (const auto& n : r.notes) s += "  note: " + n + "\n";
   for (const auto& f : r.findings)
     if (judge::is_call_failure(f.bug_class)) s += judge::finding_line(f, "  ");
@@ -253,6 +254,7 @@ std::string plugin_json(const plugin_audit_result& r, const std::string& version
   }
   j["plugin"] = {{"path", r.plugin_path}, {"name", r.plugin_name}, {"dtype", r.element_type}, {"convention", r.convention}, {"notes", r.notes}};
   if (!r.positions_not_asked.empty()) j["positions_not_asked"] = r.positions_not_asked;
+  j["warnings"] = r.warnings;
   j["seed"] = r.seed;
   j["max_success"] = r.max_success;
   j["rerun"] = r.rerun;
