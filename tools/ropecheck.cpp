@@ -389,6 +389,12 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     }
     pr.forms.push_back(std::move(f));
   }
+  // Under a dynamic NTK claim the repeated prefill's difference is that rule's bug (judge/repeat_calls.hpp).
+  std::vector<judge::finding> decode_findings;
+  for (const auto& f : pr.forms)
+    if (f.form == judge::call_form::decode) decode_findings = f.r.v.findings;
+  for (auto& f : pr.forms)
+    for (auto& call : f.call_findings) call = judge::carried_state_finding(call, f.r.claimed, decode_findings);
   if (contents.shift) {  // qk: the keys after the kernel's context shift, judged at their renumbered positions
     const auto& s = *contents.shift;
     judge::dump d;
@@ -481,6 +487,7 @@ int run_attention_outputs_audit(const audit_flags& af, const convention_flags& c
   const judge::attention_probe p = audit::matching_probe(af.dump, c, r.claimed);
   r.v = judge::audit_attention(p, c.o, c.dtype, r.claimed, judge_options(af));
   r.nondeterministic = judge::repeat_call_finding(c.o, c.o_again, c.q_positions, c.heads, c.value_dim, "attention calls");
+  if (r.nondeterministic) r.nondeterministic = judge::carried_state_finding(*r.nondeterministic, r.claimed, r.v.findings);
   r.passed = r.v.pass && !r.nondeterministic;
   r.seconds = std::chrono::duration<double>(clock::now() - t0).count();
   r.rerun = "ropecheck audit " + cli::shell_word(af.dump);

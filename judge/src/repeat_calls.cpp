@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "ropecheck/judge/classes.hpp"
 
@@ -33,6 +34,20 @@ std::optional<finding> repeat_call_finding(std::span<const double> first, std::s
                 static_cast<long long>(positions[at / per_token]), (at % per_token) / static_cast<std::size_t>(head_dim),
                 at % static_cast<std::size_t>(head_dim), first[at], second[at]);
   return finding{classes::nondeterministic, buf, 1.0};
+}
+
+finding carried_state_finding(finding repeat, const rope_config& claimed, const std::vector<finding>& others) {
+  if (repeat.bug_class != classes::nondeterministic || claimed.scaling != scaling_kind::dynamic_ntk) return repeat;
+  std::string fit;
+  for (const finding& f : others)
+    if (f.bug_class == classes::dynamic_ntk_not_reset) {
+      fit = "; the decode calls: " + f.sentence;
+      break;
+    }
+  repeat.bug_class = classes::dynamic_ntk_not_reset;
+  repeat.sentence = "state carried between calls under a dynamic NTK claim: the base a longer call grew is kept "
+                    "(transformers' _dynamic_frequency_update without its reset branch): " + repeat.sentence + fit;
+  return repeat;
 }
 
 }  // namespace ropecheck::judge

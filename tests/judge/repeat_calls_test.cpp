@@ -46,5 +46,25 @@ TEST(RepeatCalls, SizesMustAgree) {
   EXPECT_THROW((void)repeat_call_finding(b, b, pos, 1, 2, "call"), std::invalid_argument);
 }
 
+// Under a dynamic NTK claim the carried state is dynamic_ntk_not_reset, with the decode calls' base when they
+// name it; under any other claim the finding stays nondeterministic (issue 34).
+TEST(RepeatCalls, CarriedStateUnderADynamicNtkClaimIsThatRulesBug) {
+  const judge::finding repeat{judge::classes::nondeterministic, "the same prefill calls twice gave different outputs", 1.0};
+  rope_config dynamic;
+  dynamic.scaling = scaling_kind::dynamic_ntk, dynamic.factor = 2, dynamic.max_position_embeddings = 4096;
+  const std::vector<judge::finding> decode{{judge::classes::angle_drift_fp32, "drift", 0.2},
+                                           {judge::classes::dynamic_ntk_not_reset, "base 20000 fits (claimed 10000)", 0.9}};
+  const judge::finding named = judge::carried_state_finding(repeat, dynamic, decode);
+  EXPECT_EQ(named.bug_class, judge::classes::dynamic_ntk_not_reset);
+  EXPECT_NE(named.sentence.find("the same prefill calls twice"), std::string::npos) << named.sentence;
+  EXPECT_NE(named.sentence.find("the decode calls: base 20000 fits"), std::string::npos) << named.sentence;
+  EXPECT_EQ(judge::carried_state_finding(repeat, dynamic, {}).bug_class, judge::classes::dynamic_ntk_not_reset);
+  rope_config yarn = dynamic;
+  yarn.scaling = scaling_kind::yarn;
+  EXPECT_EQ(judge::carried_state_finding(repeat, yarn, decode).bug_class, judge::classes::nondeterministic);
+  const judge::finding other{judge::classes::qk_crossed, "crossed", 1.0};
+  EXPECT_EQ(judge::carried_state_finding(other, dynamic, decode).bug_class, judge::classes::qk_crossed);
+}
+
 }  // namespace
 }  // namespace ropecheck::judge_test

@@ -49,6 +49,16 @@ def test_longrope_long_factors_for_every_call_fail(ropecheck):
                for f in failing), f"a failure outside the short calls:\n{v}"
 
 
+def test_dynamic_ntk_never_reset_is_named_first_with_its_base(ropecheck):
+    """transformers' _dynamic_frequency_update without its reset: the base a long call grew is kept, so the same
+    prefill calls give other outputs the second time. Under a dynamic NTK claim that carried state is
+    dynamic_ntk_not_reset, named first (not nondeterministic), with the base the decode calls fit (issue 34)."""
+    v = _check(ropecheck, DYNAMIC, torch.float32, dynamic_no_reset=True)
+    assert not v.passed and v.first_class == "dynamic_ntk_not_reset", f"named {v.first_class!r} first:\n{v}"
+    assert "base" in v.findings[0].sentence, v.findings[0].sentence
+    assert not [f for f in v.findings if f.bug_class == "nondeterministic"], str(v)
+
+
 def test_dynamic_ntk_never_applied_fails(ropecheck):
     v = _check(ropecheck, DYNAMIC, torch.float32, dynamic_never=True)
     assert not v.passed, f"dynamic NTK never applied passed:\n{v}"

@@ -32,6 +32,9 @@ Bug switches (constructor keywords of RotaryEmbedding; each False/None is the co
   longrope_always_long LongRoPE's long factors whatever the call's length (the factors chosen once, for the
                        model's longest context)
   dynamic_never        dynamic NTK's base left at rope_theta whatever the call's length
+  dynamic_no_reset     dynamic NTK's base grown by the longest call so far and kept (transformers'
+                       _dynamic_frequency_update without its reset branch: `if seq_len < original_max_seq_len and
+                       max_seq_len_cached > original_max_seq_len` restores the original inv_freq)
 """
 
 import json
@@ -124,12 +127,14 @@ class RotaryEmbedding(nn.Module):
     The keywords are the bug switches of the module docstring (all off: transformers' behaviour)."""
 
     def __init__(self, config, device=None, *, base=None, bf16_positions=False, cos_sin_bf16=False,
-                 decode_one_ahead=False, yarn_factor_missing=False, longrope_always_long=False, dynamic_never=False):
+                 decode_one_ahead=False, yarn_factor_missing=False, longrope_always_long=False, dynamic_never=False,
+                 dynamic_no_reset=False):
         super().__init__()
         self.config = _load_config(config)
         rs = self.config.get("rope_scaling") or {}
         self.rope_type = rs.get("rope_type", rs.get("type", "default"))
         self.base, self.longrope_always_long, self.dynamic_never = base, longrope_always_long, dynamic_never
+        self.dynamic_no_reset, self.longest_seen = dynamic_no_reset, 0
         if self.rope_type == "yarn":
             inv_freq, self.attention_scaling = compute_yarn_parameters(self.config, base)
         elif self.rope_type == "default":
@@ -152,6 +157,9 @@ class RotaryEmbedding(nn.Module):
                                                self.base)
         if self.dynamic_never:
             return compute_default_parameters(self.config, self.base)
+        if self.dynamic_no_reset:  # the state: the longest length seen so far, never forgotten
+            self.longest_seen = max(self.longest_seen, seq_len or 0)
+            seq_len = self.longest_seen
         return compute_dynamic_ntk_parameters(self.config, seq_len, self.base)
 
     @torch.no_grad()

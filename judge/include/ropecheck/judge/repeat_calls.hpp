@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "ropecheck/judge/judge.hpp"
 
@@ -21,5 +22,13 @@ namespace ropecheck::judge {
 [[nodiscard]] std::optional<finding> repeat_call_finding(std::span<const double> first, std::span<const double> second,
                                                          std::span<const std::int64_t> positions, int heads,
                                                          int head_dim, std::string_view calls);
+
+// Under a dynamic NTK claim, state carried between calls is that rule's known bug: transformers'
+// _dynamic_frequency_update (modeling_rope_utils.py dynamic_rope_update) keeps the base a longer call grew unless its
+// reset branch restores it, so the same calls give other outputs the second time. `repeat` (repeat_call_finding's
+// nondeterministic finding) is then named dynamic_ntk_not_reset, carrying the first dynamic_ntk_not_reset sentence of
+// `others` (the decode calls' verdict: the base it fits) when there is one. Any other claim, or another finding:
+// `repeat` as it is.
+[[nodiscard]] finding carried_state_finding(finding repeat, const rope_config& claimed, const std::vector<finding>& others);
 
 }  // namespace ropecheck::judge
