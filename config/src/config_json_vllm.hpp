@@ -204,6 +204,7 @@ inline void vllm_rule(const reader& r, const rule_inputs& in, rope_config& c, co
       const char* mkey = use_long ? "long_mscale" : "short_mscale";
       const auto given = r.number(b, mkey, at(mkey));
       if (given && !(*given > 0.0)) r.fail(at(mkey), "must be > 0, got " + fmt(*given));
+      c.unused_factor = use_long ? c.short_factor : c.long_factor;  // the judge's other-list hypothesis
       if (use_long) c.short_factor = c.long_factor;
       else c.long_factor = c.short_factor;
       if (c.attention_factor)

@@ -258,7 +258,21 @@ void explain_magnitude(const fit_frame& X, const hypothesis& h) {
 // always applies one list, or picks by another length, has the other list's frequencies in the calls it gets wrong.
 void fit_longrope_lists(const fit_frame& X, std::vector<hypothesis>& out) {
   const rope_config& claimed = X.c.claimed;
-  if (claimed.scaling != scaling_kind::longrope || claimed.short_factor == claimed.long_factor) return;
+  if (claimed.scaling != scaling_kind::longrope) return;
+  if (claimed.short_factor == claimed.long_factor && !claimed.unused_factor.empty() && claimed.unused_factor != claimed.short_factor) {
+    // vLLM's reading: one list for every position, chosen once by max_model_len (config_json_vllm.hpp); the kernel
+    // may apply the other one (the lists swapped, or chosen by another length).
+    rope_config hc = X.e.cfg;
+    hc.short_factor = hc.long_factor = claimed.unused_factor;
+    const double m = X.mismatch_of(hc);
+    if (!(m < kFitTolerance)) return;
+    out.push_back({"LongRoPE with the other factor list for every position, where vLLM's reading of the claim (one list "
+                   "per engine, chosen by max_model_len against original_max_position_embeddings) takes this one (the "
+                   "short and long lists swapped, or chosen by another length)",
+                   m, hc, false});
+    return;
+  }
+  if (claimed.short_factor == claimed.long_factor) return;
   const std::int64_t L = claimed.trained_length();
   const bool long_here = X.c.seq_len > L;
   rope_config hc = X.e.cfg;

@@ -132,6 +132,10 @@ struct rope_config {
   // LongRoPE: one factor per band (rotary_dim / 2 entries each)
   std::vector<double> short_factor;
   std::vector<double> long_factor;
+  // vLLM's reading of LongRoPE (config/src/config_json_vllm.hpp) applies one list for every position, so
+  // short_factor == long_factor; the list it does not take stays here for the judge's other-list hypothesis
+  // (empty otherwise; never applied).
+  std::vector<double> unused_factor;
   // LongRoPE with a magnitude per regime (Phi-3.5-MoE's short_mscale / long_mscale): the attention
   // factor of the short and of the long factors; both absent: the rule's one attention factor.
   std::optional<double> short_mscale;

@@ -229,6 +229,20 @@ TEST(Diagnose, ScalingFitLongRopeShortFactorsPastTheOriginalLength) {
              "LongRoPE with the short factors at sequence length 16777225, where the long ones apply");
 }
 
+// vLLM's reading (--engine vllm, max_model_len past the original length): one list for every position, the long
+// one; the short one kept as unused_factor (config_json_vllm.hpp). A kernel with the lists swapped applies the short
+// list everywhere: named with the other-list hypothesis (issue 34: it was unexplained). The claim's own kernel passes.
+TEST(Diagnose, ScalingFitLongRopeOtherListUnderVllmsReading) {
+  rope_config claim = phi3_like();
+  claim.unused_factor = claim.short_factor;
+  claim.short_factor = claim.long_factor;
+  rope_config impl = claim;
+  impl.short_factor = impl.long_factor = claim.unused_factor;
+  impl.unused_factor.clear();
+  expect_fit(audit_impl("vllm longrope, the lists swapped", claim, impl), "LongRoPE with the other factor list for every position");
+  expect_pass(audit_impl("vllm longrope, the claim's list", claim, claim));
+}
+
 // At seq_len 4096 = original_max_position_embeddings (the boundary: `seq_len > original` picks long, so 4096 is
 // short) a kernel applying the long list is named; the correct kernel at that length passes.
 TEST(Diagnose, ScalingFitLongRopeLongFactorsUpToTheOriginalLength) {
