@@ -389,7 +389,7 @@ int run_probe_outputs_audit(const audit_flags& af, const convention_flags& cf, c
     }
     pr.forms.push_back(std::move(f));
   }
-  // Under a dynamic NTK claim the repeated prefill's difference is that rule's bug (judge/repeat_calls.hpp).
+  // Under a dynamic NTK claim the repeated prefill's difference is that rule's bug (ropecheck/judge/repeat_calls.hpp).
   std::vector<judge::finding> decode_findings;
   for (const auto& f : pr.forms)
     if (f.form == judge::call_form::decode) decode_findings = f.r.v.findings;
