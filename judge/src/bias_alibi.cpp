@@ -27,10 +27,6 @@ struct fit_result {
   std::int64_t cells = 0;
 };
 
-std::size_t ref_of(const bias_row& r) {
-  return static_cast<std::size_t>(std::max_element(r.s.begin(), r.s.end()) - r.s.begin());
-}
-
 // The largest |(s_j - s_ref) - (b_j - b_ref)| / allowance over every key of every row (8: the read-out's shares of
 // the row, the claim's stored bias and score rounded in T at j and at the reference key).
 fit_result worst_against(const bias_evidence& e, const bias_fn& bias, const bias_fn& stored, double uT, double uS) {
@@ -166,15 +162,13 @@ std::vector<hypothesis> rank_offsets(const alibi_claim& a) {
 }
 
 std::string scale_note(double c) {
-  for (const int d : {32, 64, 80, 96, 128, 256}) {
-    const double r = std::sqrt(static_cast<double>(d));
-    if (std::fabs(c * r - 1) < 1e-3)
-      return fmt(" = 1/sqrt(%d): a 1/sqrt(head_dim) the claim does not have (transformers' and vLLM's Falcon scale the "
-                 "bias with the scores; BLOOM does not)", d);
-    if (std::fabs(c / r - 1) < 1e-3)
-      return fmt(" = sqrt(%d): the claim's 1/sqrt(head_dim) is missing (transformers' and vLLM's Falcon scale the bias "
-                 "with the scores)", d);
-  }
+  const int d = head_dim_scale_of(c);
+  if (d > 0)
+    return fmt(" = 1/sqrt(%d): a 1/sqrt(head_dim) the claim does not have (transformers' and vLLM's Falcon scale the "
+               "bias with the scores; BLOOM does not)", d);
+  if (d < 0)
+    return fmt(" = sqrt(%d): the claim's 1/sqrt(head_dim) is missing (transformers' and vLLM's Falcon scale the bias "
+               "with the scores)", -d);
   return "";
 }
 
@@ -267,10 +261,7 @@ bias_verdict judge_alibi(const bias_evidence& e, const alibi_claim& a, const aud
   for (const auto& [name, digits] : {std::pair{"bf16", 8}, std::pair{"fp16", 11}})
     for (const alibi_distance form : {alibi_distance::key_position, alibi_distance::relative}) {
       const auto rounded = [&, digits = digits, form](int h, std::int64_t m, std::int64_t n) {
-        const double b = alibi_bias_value(claimed[static_cast<std::size_t>(h)], form, m, n);
-        int ex = 0;
-        const double mant = std::frexp(b, &ex);
-        return b == 0 ? 0.0 : std::ldexp(std::nearbyint(std::ldexp(mant, digits)), ex - digits);
+        return round_to_digits(alibi_bias_value(claimed[static_cast<std::size_t>(h)], form, m, n), digits);
       };
       if (const fit_result r = worst_against(e, rounded, stored_of(claimed), uT, uS); r.worst <= 1) {
         v.findings.push_back({classes::bias_low_precision,

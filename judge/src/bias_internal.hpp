@@ -6,6 +6,9 @@
 //   bias_judge.cpp     judge_bias: the dispatch on the claim's scheme
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -29,6 +32,31 @@ namespace ropecheck::judge::detail {
 // buckets, within the read-out's allowance and the table and score rounded in the evidence's dtype (error
 // model 8b, 8c). Fills v (pass, worst figures, a finding naming the first hypothesis that explains every row).
 void judge_t5_table(const std::vector<bias_row>& rows, const bias_evidence& e, const t5_claim& claimed, bias_verdict& v);
+
+// The row's reference key: its largest score (the largest weight's, the read-out's reference).
+[[nodiscard]] inline std::size_t ref_of(const bias_row& r) {
+  return static_cast<std::size_t>(std::max_element(r.s.begin(), r.s.end()) - r.s.begin());
+}
+
+// x rounded to nearest even at `digits` significant bits (bf16 8, fp16 11; no exponent range): a bias or table
+// held in a 16-bit type (bias_low_precision's hypotheses).
+[[nodiscard]] inline double round_to_digits(double x, int digits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int ex = 0;
+  const double mant = std::frexp(x, &ex);
+  return std::ldexp(std::nearbyint(std::ldexp(mant, digits)), ex - digits);
+}
+
+// The head_dim d (of 32, 64, 80, 96, 128, 256) whose 1/sqrt(d) a fitted factor c is within 1e-3 of (negative:
+// sqrt(d), the inverse), 0 for none: a bias scaled with the scores, or missing that scale (bias_scaled).
+[[nodiscard]] inline int head_dim_scale_of(double c) {
+  for (const int d : {32, 64, 80, 96, 128, 256}) {
+    const double r = std::sqrt(static_cast<double>(d));
+    if (std::fabs(c * r - 1) < 1e-3) return d;
+    if (std::fabs(c / r - 1) < 1e-3) return -d;
+  }
+  return 0;
+}
 
 // One call of the bias probe: the query at m, its keys at first..last (inclusive, contiguous).
 struct key_window {

@@ -29,10 +29,6 @@ struct table_fit {
   std::int64_t cells = 0;
 };
 
-std::size_t ref_of(const bias_row& r) {
-  return static_cast<std::size_t>(std::max_element(r.s.begin(), r.s.end()) - r.s.begin());
-}
-
 // The largest |(s_j - s_ref) - (b_j - b_ref)| / allowance: the two keys' read-out allowances (each is its
 // difference's from the row's first reference, bias_internal.hpp chain_rows) and the table's entries and the
 // score rounded in T at both keys (8b with the stored bias the entry itself, 8c). `uS` the entries' rounding.
@@ -60,14 +56,6 @@ std::string num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
   return b;
-}
-
-// The bf16 / fp16 rounding of a value (round to nearest even at `digits` significant bits).
-double round_digits(double x, int digits) {
-  if (x == 0 || !std::isfinite(x)) return x;
-  int ex = 0;
-  const double mant = std::frexp(x, &ex);
-  return std::ldexp(std::nearbyint(std::ldexp(mant, digits)), ex - digits);
 }
 
 }  // namespace
@@ -108,11 +96,10 @@ void judge_t5_table(const std::vector<bias_row>& rows, const bias_evidence& e, c
   }
   const double k = den > 0 ? num_ / den : 1;
   if (std::fabs(k - 1) > 1e-6) {
-    std::string why;
-    for (const int d : {32, 64, 80, 96, 128, 256})
-      if (std::fabs(k * std::sqrt(static_cast<double>(d)) - 1) < 1e-3)
-        why = " = 1/sqrt(" + std::to_string(d) + "): the bias scaled with q.k (T5 adds it to unscaled scores and scales "
-              "nothing: modeling_t5.py T5Attention.forward)";
+    const int d = head_dim_scale_of(k);
+    const std::string why = d > 0 ? " = 1/sqrt(" + std::to_string(d) + "): the bias scaled with q.k (T5 adds it to "
+                                    "unscaled scores and scales nothing: modeling_t5.py T5Attention.forward)"
+                                  : "";
     if (const table_fit r = fit_table(rows, c, [&](int h, int b) { return k * entry(h, b); }, e.score_constant, uT, uT); r.worst <= 1) {
       name(classes::bias_scaled, "the table times " + num(k) + why, r);
       return;
@@ -146,7 +133,7 @@ void judge_t5_table(const std::vector<bias_row>& rows, const bias_evidence& e, c
   for (const auto& [type, digits] : {std::pair{"bf16", 8}, std::pair{"fp16", 11}}) {
     const int dg = digits;
     if (dtype_of(e.dtype).digits <= dg) continue;
-    if (const table_fit r = fit_table(rows, c, [&](int h, int b) { return round_digits(entry(h, b), dg); }, e.score_constant, uT, uT);
+    if (const table_fit r = fit_table(rows, c, [&](int h, int b) { return round_to_digits(entry(h, b), dg); }, e.score_constant, uT, uT);
         r.worst <= 1) {
       name(classes::bias_low_precision, std::string("the table rounded to ") + type + " before it meets the " + e.dtype + " scores", r);
       return;
