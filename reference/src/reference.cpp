@@ -538,6 +538,30 @@ cos_sin_dd cos_sin_of_angle(double angle, int precision_bits) {
   return {to_dd(c), to_dd(s)};
 }
 
+cos_sin_dd sinusoid_cos_sin(std::int64_t q, double base, int band, double denominator, int precision_bits) {
+  if (!(base > 1) || !std::isfinite(base)) reject("sinusoid_cos_sin: base must be finite and > 1");
+  if (!(denominator > 0) || !std::isfinite(denominator)) reject("sinusoid_cos_sin: the denominator must be finite and > 0");
+  if (precision_bits < 120 || precision_bits > (1 << 16))
+    reject("sinusoid_cos_sin: precision_bits must be in [120, 2^16], got " + std::to_string(precision_bits));
+  // angle = q * exp(-(band / denominator) * log(base)); every step at precision_bits + 64 so the final rounding
+  // dominates: |angle| <= 2^63 needs 63 more bits than the angle's own for the reduction by 2 pi.
+  const auto w = static_cast<mpfr_prec_t>(precision_bits + 64);
+  mpfr_value e(w), t(w), a(w), s(precision_bits), c(precision_bits);
+  mpfr_set_si(e, band, MPFR_RNDN);
+  mpfr_set_d(t, denominator, MPFR_RNDN);
+  mpfr_div(e, e, t, MPFR_RNDN);
+  mpfr_set_d(t, base, MPFR_RNDN);
+  mpfr_log(t, t, MPFR_RNDN);
+  mpfr_mul(e, e, t, MPFR_RNDN);
+  mpfr_neg(e, e, MPFR_RNDN);
+  mpfr_exp(e, e, MPFR_RNDN);
+  static_assert(sizeof(long) == 8, "positions are int64: mpfr_set_si needs a 64-bit long");
+  mpfr_set_si(a, static_cast<long>(q), MPFR_RNDN);
+  mpfr_mul(a, a, e, MPFR_RNDN);
+  mpfr_sin_cos(s, c, a, MPFR_RNDN);
+  return {to_dd(c), to_dd(s)};
+}
+
 namespace {
 // The rotation of one head vector with band i at position pos_of(i) (see rotate()).
 template <class PositionOf>

@@ -49,6 +49,11 @@ inline constexpr const char* bias_missing = "bias_missing";
 inline constexpr const char* bias_scaled = "bias_scaled";
 inline constexpr const char* bias_low_precision = "bias_low_precision";
 inline constexpr const char* t5_buckets_wrong = "t5_buckets_wrong";
+// The residual-stream tables (judge/src/table_*.cpp): a position vector added at the input.
+inline constexpr const char* sinusoid_layout_wrong = "sinusoid_layout_wrong";
+inline constexpr const char* sinusoid_frequencies_wrong = "sinusoid_frequencies_wrong";
+inline constexpr const char* positions_past_table = "positions_past_table";
+inline constexpr const char* table_low_precision = "table_low_precision";
 inline constexpr const char* unexplained = "unexplained";
 // Warnings on a pass (each fails under --strict, as angle_drift_fp32, or is named as another class there).
 inline constexpr const char* angle_drift_fp32 = "angle_drift_fp32";

@@ -49,6 +49,13 @@ struct cos_sin_dd {
 // convention's rounded product (HF: fp32(fp32(p) * fp32 inv_freq)) and only cos/sin are exact.
 [[nodiscard]] cos_sin_dd cos_sin_of_angle(double angle, int precision_bits = 160);
 
+// cos and sin of the absolute sinusoid's exact angle q * base^(-band / denominator) (table_claim.hpp: the paper's
+// denominator d/2, fairseq's d/2 - 1), base, band and denominator taken as the exact rationals they are: the power,
+// the product and the reduction are formed in MPFR at `precision_bits` (the judge's table reference,
+// judge/src/table_judge.cpp). Throws std::invalid_argument for base <= 1, a denominator <= 0 or a precision outside
+// [120, 2^16].
+[[nodiscard]] cos_sin_dd sinusoid_cos_sin(std::int64_t q, double base, int band, double denominator, int precision_bits = 160);
+
 // M-RoPE: the position row of every band (frequency index), rebuilt as Hugging Face builds it and
 // sharing nothing with config.hpp's position_row (reference/src/mrope.cpp):
 //   contiguous  (transformers models/qwen2_vl/modeling_qwen2_vl.py, apply_multimodal_rotary_pos_emb)
