@@ -17,11 +17,13 @@
 
 #include "explain/claim_lines.hpp"
 #include "audit/bias_table.hpp"
+#include "audit/table_weights.hpp"
 #include "ropecheck/bias_config.hpp"
 #include "ropecheck/claim.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/presets.hpp"
 #include "ropecheck/schedule.hpp"
+#include "ropecheck/table_config.hpp"
 
 namespace ropecheck::cli {
 
@@ -101,6 +103,10 @@ struct convention_flags {
   std::optional<int> head_offset, local_heads;
   std::optional<std::string> stack;
   std::optional<std::string> t5_table;  // T5's learned table (audit/bias_table.hpp)
+  // An absolute position table's claim by flags (table_claim.hpp), and a learned table's weights (audit/table_weights.hpp).
+  std::optional<std::string> table_scheme_name, table_layout, table_weights;
+  std::optional<double> table_denominator, table_base;
+  std::optional<std::int64_t> table_offset, table_rows, padding_idx;
 
   void add_to(CLI::App* app) {
     app->add_option("--layer", layer,
@@ -156,6 +162,28 @@ struct convention_flags {
                     "T5's bias: the learned table relative_attention_bias.weight [num_buckets, heads] (.npy, or .safetensors "
                     "of it) of the layer judged; the judge then checks the values, not only which offsets share a bucket")
         ->check(CLI::ExistingFile);
+    app->add_option("--table-scheme", table_scheme_name,
+                    "an absolute position table claimed by flags (docs/tables.md): sinusoidal or learned")
+        ->check(CLI::IsMember({"sinusoidal", "learned"}));
+    app->add_option("--table-layout", table_layout,
+                    "the sinusoid's columns: interleaved (the paper's 2i sin, 2i+1 cos), concatenated ([sin | cos]: fairseq, "
+                    "tensor2tensor, Marian, Whisper), interleaved_cos_first, concatenated_cos_first")
+        ->check(CLI::IsMember({"interleaved", "concatenated", "interleaved_cos_first", "concatenated_cos_first"}));
+    app->add_option("--table-denominator", table_denominator,
+                    "the sinusoid's D: band i's frequency is base^(-i/D) (default d/2, the paper's; fairseq's is d/2 - 1)")
+        ->check(CLI::PositiveNumber);
+    app->add_option("--table-base", table_base, "the sinusoid's base (default 10000)");
+    app->add_option("--table-offset", table_offset,
+                    "the row read by position p is p + offset (OPT, BART: 2; fairseq, RoBERTa: padding_idx + 1)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+    app->add_option("--table-rows", table_rows, "the table's rows (a learned table's length; a sinusoid without it has no end)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+    app->add_option("--padding-idx", padding_idx,
+                    "positions skip padding, a padding token reading this row (RoBERTa, fairseq; a sinusoid's row is zeros)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+    app->add_option("--table-weights", table_weights,
+                    "a learned table's weight [rows, width] (.npy, or .safetensors of it): the judge reads which row each position took")
+        ->check(CLI::ExistingFile);
     app->add_flag("--assume-llama", assume_llama,
                   "read a config.json whose model_type ropecheck has no facts for as HF Llama's code reads it (recorded as an "
                   "assumption)");
@@ -199,6 +227,7 @@ struct convention_flags {
     }
     std::optional<bias_config_parse> b = load_bias_config(config_path, bias_decl());
     if (!b) {
+      if (load_table_config(config_path, {stack})) return std::nullopt;  // an absolute table's family: resolve_table() reads it
       if (any_bias_flag())
         throw std::invalid_argument(bias_flag() + ": " + config_path + " claims no score-matrix bias (its family's attention "
                                                   "adds none), so there is nothing for it to declare");
@@ -223,6 +252,85 @@ struct convention_flags {
                                                " values", fact_origin::declared, "--t5-table " + *t5_table});
     }
     return b;
+  }
+  [[nodiscard]] bool any_table_flag() const {
+    return table_scheme_name || table_layout || table_weights || table_denominator || table_base || table_offset || table_rows || padding_idx;
+  }
+  [[nodiscard]] std::string first_table_flag() const {
+    return table_scheme_name ? "--table-scheme" : table_layout ? "--table-layout" : table_denominator ? "--table-denominator"
+           : table_base ? "--table-base" : table_offset ? "--table-offset" : table_rows ? "--table-rows" : padding_idx ? "--padding-idx"
+                                                                                                             : "--table-weights";
+  }
+  // The absolute position table of --config when its family adds one (table_config.hpp), or of the --table-* flags;
+  // std::nullopt when neither claims one. width: the rows' width when a dump gives it (a claim by flags takes it; a
+  // config's must agree). A flag of another scheme on a table claim, a --table-* flag beside a config, a sinusoid's
+  // flag on a learned claim and the reverse are errors naming the flag.
+  [[nodiscard]] std::optional<table_config_parse> resolve_table(std::optional<int> width = {}) const {
+    std::optional<table_config_parse> t;
+    if (!config_path.empty()) {
+      table_declaration decl;
+      decl.stack = stack;
+      t = load_table_config(config_path, decl);
+      if (!t) {
+        if (any_table_flag() && !table_weights)
+          throw std::invalid_argument(first_table_flag() + ": give the table's claim by flags or by --config, not both");
+        if (table_weights)
+          throw std::invalid_argument("--table-weights: " + config_path + " claims no absolute position table (its family adds none)");
+        return std::nullopt;
+      }
+      if (any_table_flag() && !table_weights)
+        throw std::invalid_argument(first_table_flag() + ": " + config_path + " claims the table (" + t->family +
+                                    "); a flag may not change what the file says");
+      if (width && *width != t->claim.width)
+        throw std::invalid_argument("the rows are " + std::to_string(*width) + " wide; " + config_path + " claims a table of width " +
+                                    std::to_string(t->claim.width));
+    } else if (any_table_flag()) {
+      if (!table_scheme_name) throw std::invalid_argument(first_table_flag() + " needs --table-scheme sinusoidal|learned (or --config)");
+      if (!width) throw std::invalid_argument("--table-scheme: the width comes from the rows (a dump or a kernel); none here");
+      t.emplace();
+      table_claim& c = t->claim;
+      c.scheme = *table_scheme_name == "learned" ? table_scheme::learned : table_scheme::sinusoidal;
+      c.width = *width;
+      if (c.scheme == table_scheme::learned && (table_layout || table_denominator || table_base))
+        throw std::invalid_argument(std::string(table_layout ? "--table-layout" : table_denominator ? "--table-denominator" : "--table-base") +
+                                    ": a learned table has no sinusoid");
+      if (c.scheme == table_scheme::sinusoidal && !table_layout)
+        throw std::invalid_argument("--table-scheme sinusoidal needs --table-layout (interleaved or concatenated: no default may stand for it)");
+      if (table_layout) c.layout = *sinusoid_layout_from(*table_layout);
+      if (table_denominator) c.denominator = *table_denominator;
+      if (table_base) c.base = *table_base;
+      if (table_offset) c.offset = *table_offset;
+      if (table_rows) c.rows = *table_rows;
+      if (c.scheme == table_scheme::learned && !table_rows)
+        throw std::invalid_argument("--table-scheme learned needs --table-rows (the table's length)");
+      if (padding_idx) {
+        c.padding = padding_rule::skipped;
+        c.padding_row = *padding_idx;
+        c.padding_row_zero = c.scheme == table_scheme::sinusoidal;
+      }
+      t->info.source = "flags";
+      t->family = "";
+      try {
+        check_table_claim(c);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--table-*: ") + e.what());
+      }
+    } else {
+      return std::nullopt;
+    }
+    if (!preset.empty()) throw std::invalid_argument("--preset: a position table is claimed; presets are RoPE's");
+    if (any_override()) throw std::invalid_argument(overrides().front().substr(0, overrides().front().find(' ')) +
+                                                    ": an absolute position table is claimed; RoPE's convention flags do not apply to it");
+    if (head_offset || local_heads || t5_table) throw std::invalid_argument("a score-matrix bias flag on an absolute position table claim");
+    if (indexer || assume_llama || max_model_len) throw std::invalid_argument("a RoPE flag on an absolute position table claim");
+    if (table_weights) {
+      if (t->claim.scheme != table_scheme::learned)
+        throw std::invalid_argument("--table-weights: the claim is a sinusoid, whose values are a rule, not a learned table");
+      t->claim.weights = audit::read_table_weights(*table_weights, t->claim.rows, t->claim.width);
+      t->info.facts.push_back({"weights", std::to_string(t->claim.rows) + " x " + std::to_string(t->claim.width) + " values",
+                               fact_origin::declared, "--table-weights " + *table_weights});
+    }
+    return t;
   }
   // A claim by flags alone (no --config, no --preset) must say what no default may stand for, the base and
   // the layout: the missing ones as " --base (rope_theta) --layout (...)"; empty when said (or when a config or
@@ -285,6 +393,13 @@ struct convention_flags {
     if (layer && config_path.empty()) throw std::invalid_argument("--layer needs --config (a per-layer config.json)");
     if (assume_llama && config_path.empty()) throw std::invalid_argument("--assume-llama needs --config (a config.json to read)");
     if (indexer && config_path.empty()) throw std::invalid_argument("--indexer needs --config (a DeepSeek-V3.2 / GLM-5 config.json)");
+    if (any_table_flag())
+      throw std::invalid_argument(first_table_flag() + " declares an absolute position table, which this door does not judge: the table "
+                                                       "door does (`ropecheck audit --table`, Python check_table; docs/tables.md)");
+    if (!config_path.empty())
+      if (const auto t = load_table_config(config_path, {stack}))
+        throw std::invalid_argument(config_path + " claims an absolute position table (" + t->family + ": " + describe(t->claim) +
+                                    "), not RoPE: it is judged by the table door (`ropecheck audit --table`, Python check_table; docs/tables.md)");
     if (any_bias_flag())  // the doors that judge a bias ask resolve_bias() first; this door judges RoPE only
       throw std::invalid_argument(std::string(head_offset ? "--head-offset" : local_heads ? "--local-heads" : stack ? "--stack" : "--t5-table") +
                                   " declares a score-matrix bias (ALiBi, T5), which this door does not judge: the score door "

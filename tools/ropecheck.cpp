@@ -44,6 +44,7 @@
 #include "audit_output.hpp"
 #include "attention_outputs.hpp"
 #include "bias_outputs.hpp"
+#include "table_dump.hpp"
 #include "score_dump_input.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/repeat_calls.hpp"
@@ -130,7 +131,7 @@ struct audit_flags {
   std::string dump;
   std::optional<std::string> dtype, json, junit, plugin;
   std::string reference = "exact";
-  bool strict = false, quiet = false, verbose = false, scores = false;
+  bool strict = false, quiet = false, verbose = false, scores = false, table = false;
   std::optional<double> tolerance_ulps;
   std::int64_t seq_len = 0;
   int threads = 0;
@@ -500,6 +501,51 @@ int run_attention_outputs_audit(const audit_flags& af, const convention_flags& c
   return r.passed ? 0 : 1;
 }
 
+// `ropecheck audit --table`: the position vectors an implementation added (audit/table_dump.hpp), judged against the
+// absolute table claimed by --config or the --table-* flags (ropecheck/judge/table.hpp).
+int run_table_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
+  const auto t0 = std::chrono::steady_clock::now();
+  audit::table_dump d = audit::load_table_dump(af.dump);
+  std::optional<table_config_parse> claimed = cf.resolve_table(d.e.width);
+  if (!claimed)
+    throw usage_error("audit --table: no table claimed: give --config (a family that adds an absolute position vector; `ropecheck "
+                      "explain --list-tables`) or --table-scheme with its flags");
+  if (af.dtype && *af.dtype != d.e.dtype)
+    throw usage_error("--dtype " + *af.dtype + ": the rows are " + d.e.dtype + " (their own dtype says it)");
+  if (claimed->claim.scheme == table_scheme::learned && claimed->claim.weights.empty())
+    throw usage_error("--table-weights: a learned table is judged against its weights (the model's position embedding "
+                      "weight, [" + std::to_string(claimed->claim.rows) + ", " + std::to_string(claimed->claim.width) + "]); give them");
+  audit::table_report r;
+  r.version = ROPECHECK_VERSION;
+  r.command = command;
+  r.source = af.dump;
+  r.metadata = d.metadata;
+  r.notes = claimed->notes;
+  r.dtype = d.e.dtype;
+  r.rows = static_cast<std::int64_t>(d.e.positions.size());
+  r.refused = static_cast<std::int64_t>(d.e.refused.size());
+  r.claimed = std::move(*claimed);
+  r.v = judge::judge_table(d.e, r.claimed.claim, judge_options(af));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.rerun = "ropecheck audit " + cli::shell_word(af.dump) + " --table";
+  if (!cf.config_path.empty()) r.rerun += " --config " + cli::shell_word(cf.config_path);
+  if (cf.stack) r.rerun += " --stack " + *cf.stack;
+  const auto num = [](double v) { return judge::fmt("%.17g", v); };
+  if (cf.table_scheme_name) r.rerun += " --table-scheme " + *cf.table_scheme_name;
+  if (cf.table_layout) r.rerun += " --table-layout " + *cf.table_layout;
+  if (cf.table_denominator) r.rerun += " --table-denominator " + num(*cf.table_denominator);
+  if (cf.table_base) r.rerun += " --table-base " + num(*cf.table_base);
+  if (cf.table_offset) r.rerun += " --table-offset " + std::to_string(*cf.table_offset);
+  if (cf.table_rows) r.rerun += " --table-rows " + std::to_string(*cf.table_rows);
+  if (cf.padding_idx) r.rerun += " --padding-idx " + std::to_string(*cf.padding_idx);
+  if (cf.table_weights) r.rerun += " --table-weights " + cli::shell_word(*cf.table_weights);
+  if (af.strict) r.rerun += " --strict";
+  if (af.json) write_file(*af.json, audit::table_json(r));
+  if (af.junit) write_file(*af.junit, audit::table_junit(r));
+  if (!(af.json && *af.json == "-")) std::fputs(audit::table_summary(r).c_str(), stdout);
+  return r.v.pass ? 0 : 1;
+}
+
 // `ropecheck audit --scores`: scores or weights as data (audit/score_dump_input.hpp), judged up to the per-row constant.
 int run_scores_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   using clock = std::chrono::steady_clock;
@@ -554,6 +600,8 @@ int run_scores_audit(const audit_flags& af, const convention_flags& cf, const st
 int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std::string& command) {
   using clock = std::chrono::steady_clock;
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
+  if (af.scores && af.table) throw usage_error("audit: --scores and --table read different dumps; give one");
+  if (af.table) return run_table_audit(af, cf, command);
   if (af.scores) return run_scores_audit(af, cf, command);
   if (audit::is_attention_outputs(af.dump)) return run_attention_outputs_audit(af, cf, command);
   if (audit::is_probe_outputs(af.dump)) return run_probe_outputs_audit(af, cf, command);
@@ -639,6 +687,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   aud->add_flag("--scores", af.scores,
                 "the dump holds attention scores or weights with q and k before RoPE and their positions (docs/scores.md)");
+  aud->add_flag("--table", af.table,
+                "the dump holds the position vectors an implementation adds to the tokens (rows, positions [, left_padding, refused]): "
+                "an absolute sinusoid or learned table (docs/tables.md)");
   aud->add_flag("--strict", af.strict, "fail what is a warning by default: fp32 angle drift (angles must be as good as fp64's), outputs left in place under rope_interleave's half-split claim");
   aud->add_option("--tolerance-ulps", af.tolerance_ulps,
                   "replace the derived allowance by a flat one, in ulps of the dump dtype relative to af(|x_a|+|x_b|)");

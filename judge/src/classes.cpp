@@ -82,7 +82,7 @@ constexpr std::array kCatalogue{
                "judge/src/bias_alibi.cpp", dump_door, "AlibiBugs.Bf16BiasUnderFp32OutputsAtLongDistance"},
     class_info{c::t5_buckets_wrong, k::bug, "T5: the offsets share scores by another bucket rule (direction, sign, num_buckets, max_distance, rounding)",
                "judge/src/bias_t5.cpp", dump_door | plugin_door, "BiasT5.CausalBucketsUnderABidirectionalClaimAreNamed"},
-    class_info{c::sinusoid_layout_wrong, k::bug, "a sinusoid table in another layout (interleaved vs concatenated [sin | cos], sin and cos swapped)",
+    class_info{c::sinusoid_layout_wrong, k::bug, "a sinusoid table in another layout (interleaved vs concatenated halves, sin and cos swapped)",
                "judge/src/table_sinusoid.cpp", dump_door, "Table.ConcatenatedUnderAnInterleavedClaimIsLayoutWrong"},
     class_info{c::sinusoid_frequencies_wrong, k::bug, "a sinusoid table with other frequencies (fairseq's d/2 - 1 denominator for the paper's d/2, another base)",
                "judge/src/table_sinusoid.cpp", dump_door, "Table.FairseqDenominatorUnderAPaperClaimIsNamed"},

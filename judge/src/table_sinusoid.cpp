@@ -194,7 +194,10 @@ rule_fit fit_rule(const table_context& t, const sinusoid_rule& h, double stop) {
       const double a = zero ? t.dmin / 2
                             : sinusoid_entry_allowance(t, q < 0 ? -q : q, sc.band, h.denominator, h.base, static_cast<double>(val), t.exact_angle) +
                                   static_cast<double>(boundary);
-      const double r = static_cast<double>(std::fabs(static_cast<long double>(x[col]) - val)) / a;
+      double r = static_cast<double>(std::fabs(static_cast<long double>(x[col]) - val)) / a;
+      // A real token that lands on a zeroed padding row (an offset hypothesis below fairseq's padding_idx + 1) reads
+      // the zeros of a table built as fairseq builds it, or the sinusoid of one evaluated on the fly: either.
+      if (!pad && h.padding_row_zero && q == h.padding_row) r = std::min(r, std::fabs(x[col]) / (t.dmin / 2));
       if (misses_allowed > 0 && r > 1 && f.misses < misses_allowed) {
         ++f.misses;
         continue;

@@ -5,6 +5,7 @@
     assert verdict, str(verdict)
     ropecheck.assert_qk_conforms(my_qk_rope, "config.json", heads=8, kv_heads=2)  # (q, k, positions) -> (q', k')
     ropecheck.assert_attention_conforms(my_attention, "config.json")  # (q, k, v, q_positions, k_positions) -> o
+    ropecheck.assert_table_conforms(model.embed_positions, "config.json", form="ids")  # absolute positions (docs/tables.md)
 
 `check` drives the kernel through the probe of the `ropecheck` program (the C++ judge, found via $ROPECHECK_BIN,
 PATH or a source checkout's build tree) and returns its Verdict; `check_qk` does the same for a kernel rotating
@@ -19,6 +20,7 @@ import importlib
 
 from .check import (assert_attention_conforms, assert_conforms, assert_qk_conforms, audit, check, check_attention,
                     check_qk)
+from ._table import assert_table_conforms, check_table
 from .errors import (BinaryNotFound, CaptureError, ClaimError, InputMutatedError, KernelError, KernelOutputError,
                      RopecheckError)
 from .verdict import Finding, Verdict
@@ -26,7 +28,7 @@ from .verdict import Finding, Verdict
 __version__ = "0.1.0"
 
 __all__ = ["check", "assert_conforms", "check_qk", "assert_qk_conforms", "check_attention", "assert_attention_conforms",
-           "audit", "Verdict", "Finding",
+           "audit", "check_table", "assert_table_conforms", "Verdict", "Finding",
            "RopecheckError", "BinaryNotFound", "ClaimError", "KernelError", "KernelOutputError", "InputMutatedError",
            "CaptureError", "adapters", "capture", "__version__"]
 

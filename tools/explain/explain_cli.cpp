@@ -14,6 +14,7 @@
 #include "ropecheck/bias_config.hpp"
 #include "ropecheck/config_json.hpp"
 #include "ropecheck/engine_variants.hpp"
+#include "ropecheck/table_config.hpp"
 
 namespace ropecheck::explain {
 namespace {
@@ -129,6 +130,36 @@ int explain_bias(const bias_config_parse& b, const std::string& path, const std:
   return 0;
 }
 
+// explain's text and JSON for a config.json whose family adds an absolute position vector (table_config.hpp).
+int explain_table(const table_config_parse& t, const std::string& path, const std::optional<std::string>& json_out) {
+  if (json_out) {
+    nlohmann::json j;
+    j["config"] = path;
+    j["family"] = t.family;
+    j["via"] = t.via;
+    j["model_type"] = t.model_type;
+    j["scheme"] = std::string(to_string(t.claim.scheme));
+    j["table_claim"] = describe(t.claim);
+    j["stack"] = t.stack;
+    j["claim"] = claim_json(t.info);
+    j["notes"] = t.notes;
+    const std::string text = j.dump(2) + "\n";
+    if (*json_out == "-") {
+      std::fputs(text.c_str(), stdout);
+      return 0;
+    }
+    std::ofstream(*json_out) << text;
+  }
+  std::printf("ropecheck explain: %s\n", path.c_str());
+  std::printf("family: %s (%s): an absolute position vector added at the input, no RoPE\n", t.family.c_str(), t.via.c_str());
+  if (!t.stack.empty()) std::printf("stack: %s (--stack encoder|decoder)\n", t.stack.c_str());
+  std::printf("scheme: %s\n", describe(t.claim).c_str());
+  for (const auto& l : claim_lines(t.info)) std::printf("%s\n", l.c_str());
+  for (const auto& n : t.notes) std::printf("note: %s\n", n.c_str());
+  std::printf("judged by: ropecheck audit --table (a dump of its rows), Python ropecheck.check_table (docs/tables.md)\n");
+  return 0;
+}
+
 std::string cell(std::string_view s) {
   std::string o(s);
   for (char& c : o)
@@ -213,6 +244,8 @@ int explain_command::run() {
     for (const auto& r : bias_families())
       std::printf("%-22s %-14s %s: %s\n", r.model_type, std::string(to_string(r.scheme)).c_str(), r.family, r.how);
     std::printf("%zu score-matrix bias families\n", bias_families().size());
+    for (const auto& r : table_families()) std::printf("%-22s %-14s %s: %s\n", r.model_type, "table", r.family, r.scheme);
+    std::printf("%zu absolute position table families\n", table_families().size());
     return 0;
   }
   if (conv_.config_path.empty()) {
@@ -238,6 +271,7 @@ int explain_command::run() {
   try {
     // A family whose attention adds a score-matrix bias (ALiBi, T5's buckets) is claimed by the bias reader first
     // (bias_config.hpp); resolve_bias() refuses a RoPE flag on it, and a bias flag on a RoPE family, by name.
+    if (const std::optional<table_config_parse> t = conv_.resolve_table()) return explain_table(*t, conv_.config_path, json_);
     if (const std::optional<bias_config_parse> b = conv_.resolve_bias()) return explain_bias(*b, conv_.config_path, json_);
     const hf_config_parse p = load_hf_config_with_notes(conv_.config_path, conv_.declaration());
     if (conv_.layer) (void)layer_convention(p, *conv_.layer);  // a layer past the model or without RoPE: exit 2

@@ -14,6 +14,7 @@
 #include "ropecheck/judge/bias.hpp"
 #include "ropecheck/judge/describe.hpp"
 #include "ropecheck/judge/sentence.hpp"
+#include "ropecheck/judge/table.hpp"
 
 namespace ropecheck::probe {
 
@@ -30,6 +31,15 @@ std::vector<std::string> claim_arguments(const cli::convention_flags& f) {
   if (f.local_heads) a.insert(a.end(), {"--local-heads", std::to_string(*f.local_heads)});
   if (f.stack) a.insert(a.end(), {"--stack", *f.stack});
   if (f.t5_table) a.insert(a.end(), {"--t5-table", std::filesystem::absolute(*f.t5_table).string()});
+  const auto num = [](double v) { return judge::fmt("%.17g", v); };
+  if (f.table_scheme_name) a.insert(a.end(), {"--table-scheme", *f.table_scheme_name});
+  if (f.table_layout) a.insert(a.end(), {"--table-layout", *f.table_layout});
+  if (f.table_denominator) a.insert(a.end(), {"--table-denominator", num(*f.table_denominator)});
+  if (f.table_base) a.insert(a.end(), {"--table-base", num(*f.table_base)});
+  if (f.table_offset) a.insert(a.end(), {"--table-offset", std::to_string(*f.table_offset)});
+  if (f.table_rows) a.insert(a.end(), {"--table-rows", std::to_string(*f.table_rows)});
+  if (f.padding_idx) a.insert(a.end(), {"--padding-idx", std::to_string(*f.padding_idx)});
+  if (f.table_weights) a.insert(a.end(), {"--table-weights", std::filesystem::absolute(*f.table_weights).string()});
   for (const std::string& o : f.overrides()) {  // "--flag value"
     const auto space = o.find(' ');
     a.push_back(o.substr(0, space));
@@ -60,8 +70,11 @@ void probe_command::add_to(CLI::App& app) {
   app_->add_option("--heads", heads_,
                    "heads per token (the query heads of --form qk and attention; default 4, attention 8, a bias claim its "
                    "held heads)")->check(CLI::Range(1, 1 << 12));
-  app_->add_option("--form", form_, "x: fn(x, positions) -> y; qk: fn(q, k, positions) -> (q', k'), judged together")
-      ->check(CLI::IsMember({"x", "qk", "attention"}))
+  app_->add_option("--table-width", table_width_, "--form table by flags: the rows' width (a config says its own)")
+      ->check(CLI::Range(1, 1 << 20));
+  app_->add_option("--form", form_, "x: fn(x, positions) -> y; qk: fn(q, k, positions) -> (q', k'), judged together; table: the rows "
+                                    "an absolute position table adds (docs/tables.md)")
+      ->check(CLI::IsMember({"x", "qk", "attention", "table"}))
       ->capture_default_str();
   app_->add_option("--kv-heads", kv_heads_,
                    "--form qk or attention: the key heads (dividing --heads: query head h reads key head h / (heads / kv_heads))")
@@ -77,6 +90,11 @@ void probe_command::add_to(CLI::App& app) {
 
 int probe_command::run(const std::string& command) {
   try {
+    if (const std::optional<table_config_parse> table = conv_.resolve_table(table_width_)) return run_table(*table, command);
+    if (form_ == "table")
+      throw std::invalid_argument("--form table: no absolute position table claimed (--config of such a family, or --table-scheme "
+                                  "with its flags and --table-width)");
+    if (table_width_) throw std::invalid_argument("--table-width is for a table claimed by flags (--form table)");
     if (conv_.config_path.empty() && conv_.preset.empty() && !conv_.head_dim)
       throw std::invalid_argument("no claimed convention: give --config config.json, --preset NAME, or convention flags "
                                   "with --head-dim (the probe is made for the convention the kernel is judged against)");
@@ -157,6 +175,42 @@ int probe_command::run(const std::string& command) {
     std::cerr << "ropecheck probe: " << e.what() << '\n';
     return 2;
   }
+}
+
+int probe_command::run_table(const table_config_parse& t, const std::string& command) {
+  const table_claim& c = t.claim;
+  if (form_ != "table")
+    throw std::invalid_argument("--form " + form_ + ": " + (conv_.config_path.empty() ? std::string("the flags") : conv_.config_path) +
+                                " claim an absolute position table (" + describe(c) + "), added to the tokens at the input: --form table");
+  if (heads_ || kv_heads_ || value_dim_ || softmax_scale_ || max_position_)
+    throw std::invalid_argument("--heads, --kv-heads, --value-dim, --softmax-scale and --max-position are not a table's (a table's end is its rows)");
+  (void)parse_dtype(dtype_);
+  const judge::table_probe p = judge::make_table_probe(c);
+  std::map<std::string, std::string> meta{
+      {"ropecheck_probe", "1"},
+      {"form", "table"},
+      {"scheme", std::string(to_string(c.scheme))},
+      {"dtype", dtype_},
+      {"width", std::to_string(c.width)},
+      {"rows", std::to_string(c.rows)},
+      {"offset", std::to_string(c.offset)},
+      {"padding", std::string(to_string(c.padding))},
+      {"padded_length", std::to_string(p.padded_length)},
+      {"left_padding", std::to_string(p.left_padding)},
+      {"convention", describe(c)},
+      {"claim_args", nlohmann::json(claim_arguments(conv_)).dump()},
+      {"notes", nlohmann::json(t.notes).dump()},
+      {"ropecheck_version", ROPECHECK_VERSION},
+      {"command", command}};
+  if (c.padding == padding_rule::skipped) meta["padding_idx"] = std::to_string(c.padding_row);
+  std::vector<audit::tensor_out> tensors{{"positions", audit::dtype::i64, {static_cast<std::int64_t>(p.positions.size())}, audit::i64_bytes(p.positions)}};
+  if (!p.past.empty()) tensors.push_back({"past", audit::dtype::i64, {static_cast<std::int64_t>(p.past.size())}, audit::i64_bytes(p.past)});
+  audit::write_safetensors(out_, tensors, meta);
+  std::printf("ropecheck probe: %s: %zu positions inside the table%s; claim %s (%s)\n", out_.c_str(), p.positions.size(),
+              p.past.empty() ? "" : judge::fmt(", %zu past its end (each must be refused)", p.past.size()).c_str(), describe(c).c_str(),
+              t.family.empty() ? "flags" : t.family.c_str());
+  for (const auto& n : t.notes) std::printf("note: %s\n", n.c_str());
+  return 0;
 }
 
 int probe_command::run_bias(const bias_config_parse& b, const std::string& command) {

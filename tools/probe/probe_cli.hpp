@@ -38,6 +38,8 @@ class probe_command {
   int run(const std::string& command);
   // A bias claim (ALiBi, T5): the attention form's bias probe (ropecheck/judge/bias.hpp).
   int run_bias(const bias_config_parse& b, const std::string& command);
+  // An absolute position table's claim: the positions to ask (ropecheck/judge/table.hpp make_table_probe).
+  int run_table(const table_config_parse& t, const std::string& command);
 
  private:
   CLI::App* app_ = nullptr;
@@ -49,6 +51,7 @@ class probe_command {
   std::optional<double> softmax_scale_;
   std::string form_ = "x";
   std::int64_t max_position_ = 0;
+  std::optional<int> table_width_;
 };
 
 // The arguments stating the claim of `f` (--config as an absolute path), as `ropecheck audit` takes them.
