@@ -602,6 +602,9 @@ int run_dump_audit(const audit_flags& af, const convention_flags& cf, const std:
   if (af.dump.empty()) throw usage_error("audit: give a dump (a .safetensors file or a directory of .npy files) or --plugin lib.so");
   if (af.scores && af.table) throw usage_error("audit: --scores and --table read different dumps; give one");
   if (af.table) return run_table_audit(af, cf, command);
+  if (cf.any_table_flag())
+    throw usage_error(cf.first_table_flag() + " declares an absolute position table, which this door does not judge: the table "
+                                              "door does (`ropecheck audit --table`, Python check_table; docs/tables.md)");
   if (af.scores) return run_scores_audit(af, cf, command);
   if (audit::is_attention_outputs(af.dump)) return run_attention_outputs_audit(af, cf, command);
   if (audit::is_probe_outputs(af.dump)) return run_probe_outputs_audit(af, cf, command);

@@ -123,4 +123,5 @@ if(TARGET ropecheck)
   endif()
   include(${CMAKE_CURRENT_SOURCE_DIR}/cli/probe_cli.cmake)  # ropecheck probe, and audit of the outputs of its plan
   include(${CMAKE_CURRENT_SOURCE_DIR}/cli/bias_cli.cmake)  # ropecheck probe on a score-matrix bias family
+  include(${CMAKE_CURRENT_SOURCE_DIR}/cli/table_cli.cmake)  # the table door: audit --table, probe --form table, explain
 endif()
