@@ -51,6 +51,7 @@
 #include "ropecheck/judge/judge.hpp"
 #include "ropecheck/judge/sentence.hpp"
 #include "report/alibi_bias.hpp"
+#include "report/table_figure.hpp"
 #include "report/engine.hpp"
 #include "plugin_audit.hpp"
 #include "plugin_loader.hpp"
@@ -676,6 +677,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   rep->add_option("--alibi-bias-max", alibi_bias_max, "MPT's alibi_bias_max (--alibi-rule mpt)")->needs(alibi_opt)->capture_default_str();
   rep->add_flag("--alibi-slopes-bf16", alibi_slopes_bf16, "the slopes are rounded to bf16 first (HF Falcon)")->needs(alibi_opt);
+  std::optional<int> table_width;
+  rep->add_option("--table-width", table_width, "an absolute sinusoid claimed by --table-* flags: its width d")->check(CLI::Range(2, 1 << 20));
   bool no_judge = false;
   rep->add_flag("--no-judge", no_judge,
                 "skip the judge's verdict per implementation (the verdict is then: no threshold crossed)");
@@ -742,6 +745,21 @@ int main(int argc, char** argv) {
       std::cerr << "ropecheck audit: " << e.what() << '\n';
       return 2;
     }
+  }
+
+  // An absolute position table, from a table family's --config or the --table-* flags (with --table-width): the report
+  // is the sinusoid's figure alone (tools/report/table_figure.hpp); a learned table has none.
+  try {
+    if (std::optional<table_config_parse> t = rep_conv.resolve_table(table_width)) {
+      if (!impls.empty() || list || alibi_heads > 0)
+        throw usage_error("report: an absolute position table is claimed; --impl, --list-implementations and --alibi-heads are RoPE's and ALiBi's");
+      for (const auto& line : explain::claim_lines(t->info)) std::printf("%s\n", line.c_str());
+      return report::run_table_report(t->claim, t->family, req.max_position, out, command, !no_plots);
+    }
+    if (table_width) throw usage_error("--table-width is for a table claimed by --table-* flags");
+  } catch (const std::exception& e) {
+    std::cerr << "ropecheck report: " << e.what() << '\n';
+    return 2;
   }
 
   // A score-matrix bias claim, from the flags (--alibi-heads) or from a bias family's --config: the report is the

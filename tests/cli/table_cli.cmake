@@ -16,7 +16,7 @@ ropecheck_cli_test(table_explain_whisper_decoder 0 "stack: decoder[^\n]*\nscheme
 ropecheck_cli_test(table_families_listed 0 "roberta +table +RoBERTa.*absolute position table families"
                    explain --families)
 ropecheck_cli_test(table_config_on_the_rope_door_exits_2 2 "claims an absolute position table \\(GPT-2[^\n]*the table door"
-                   report --config ${tfam}/gpt2.json --no-plots --out ${tout}/none)
+                   certify --config ${tfam}/gpt2.json --out ${tout}/none)
 ropecheck_cli_test(table_flag_on_the_rope_door_exits_2 2 "--table-scheme declares an absolute position table"
                    audit ${tdumps}/paper_d8.safetensors --config ${tllama} --table-scheme sinusoidal)
 
@@ -60,3 +60,11 @@ ropecheck_cli_test(table_probe_writes_the_positions 0 "76 positions inside the t
                    probe --config ${tfam}/opt.json --form table --dtype float16 --out ${tout}/opt_probe.safetensors)
 ropecheck_cli_test(table_probe_form_x_exits_2 2 "--form x: [^\n]*claim an absolute position table[^\n]*--form table"
                    probe --config ${tfam}/opt.json --dtype float16 --out ${tout}/none.safetensors)
+
+# The report of an absolute sinusoid (tools/report/table_figure.cpp): the strategies engines use against the MPFR
+# sinusoid; a learned table has no such figure.
+ropecheck_cli_test(table_report_sinusoid 0
+                   "ropecheck report: sinusoidal concatenated[^\n]*\\(Whisper\\), positions 0..1499\n  float64_fp32  max error[^\n]*\n  fp32 [^\n]*\n  fp32_bf16 [^\n]*\n  fp32_fp16 "
+                   report --config ${tfam}/whisper.json --no-plots --out ${tout}/report_whisper)
+ropecheck_cli_test(table_report_learned_exits_2 2 "a learned table's values are its weights"
+                   report --config ${tfam}/gpt2.json --no-plots --out ${tout}/report_gpt2)
