@@ -93,3 +93,42 @@ def test_a_learned_claim_without_its_length_is_refused_naming_it(tmp_path):
 def test_a_learned_claim_without_its_weights_is_refused_naming_them(tmp_path):
     with pytest.raises(ropecheck.RopecheckError, match="--table-weights"):
         ropecheck.check_table(tk.LearnedTable(450, 16), WHISPER, stack="decoder", dump_dir=tmp_path)
+
+
+# Every family of docs/tables.md with its rule as the family's code computes it (toys/table_kernels.py), at a small
+# width: each passes under the claim its config gives.
+FAMILIES = [
+    ("gpt2", {"model_type": "gpt2", "n_embd": 16, "n_positions": 64}, None, lambda: tk.LearnedTable(64, 16)),
+    ("gpt_bigcode", {"model_type": "gpt_bigcode", "n_embd": 16, "n_positions": 64}, None, lambda: tk.GPTBigCodePositions()),
+    ("bert", {"model_type": "bert", "hidden_size": 16, "max_position_embeddings": 64}, None, lambda: tk.LearnedTable(64, 16)),
+    ("roberta", {"model_type": "roberta", "hidden_size": 32, "max_position_embeddings": 130}, None, lambda: tk.RobertaPositions()),
+    ("distilbert", {"model_type": "distilbert", "dim": 16, "max_position_embeddings": 64, "sinusoidal_pos_embds": False},
+     None, lambda: tk.LearnedTable(64, 16)),
+    ("opt", {"model_type": "opt", "hidden_size": 32, "max_position_embeddings": 128}, None, lambda: tk.OptPositions()),
+    ("biogpt", {"model_type": "biogpt", "hidden_size": 32, "max_position_embeddings": 128}, None, lambda: tk.OptPositions()),
+    ("bart", {"model_type": "bart", "d_model": 16, "max_position_embeddings": 64}, "decoder", lambda: tk.LearnedTable(66, 16, index_offset=2)),
+    ("mbart", {"model_type": "mbart", "d_model": 16, "max_position_embeddings": 64}, None, lambda: tk.LearnedTable(66, 16, index_offset=2)),
+    ("plbart", {"model_type": "plbart", "d_model": 16, "max_position_embeddings": 64}, None, lambda: tk.LearnedTable(66, 16, index_offset=2)),
+    ("blenderbot", {"model_type": "blenderbot", "d_model": 16}, None, lambda: tk.LearnedTable(128, 16)),
+    ("blenderbot-small", {"model_type": "blenderbot-small", "d_model": 16, "max_position_embeddings": 64}, None,
+     lambda: tk.LearnedTable(64, 16)),
+    ("whisper decoder", {"model_type": "whisper", "d_model": 16}, "decoder", lambda: tk.LearnedTable(448, 16)),
+    ("whisper encoder", {"model_type": "whisper", "d_model": 16}, "encoder", lambda: tk.WhisperEncoderTable()),
+    ("marian", {"model_type": "marian", "d_model": 16, "max_position_embeddings": 64}, None,
+     lambda: tk.DistilBertSinusoid(64, 16, concatenate=True)),
+    ("pegasus", {"model_type": "pegasus", "d_model": 16, "max_position_embeddings": 64}, "decoder",
+     lambda: tk.DistilBertSinusoid(64, 16, concatenate=True)),
+    ("distilbert sinusoid", {"model_type": "distilbert", "dim": 16, "max_position_embeddings": 64, "sinusoidal_pos_embds": True},
+     None, lambda: tk.DistilBertSinusoid(64, 16)),
+    ("m2m_100", {"model_type": "m2m_100", "d_model": 16}, None, lambda: tk.M2M100Positions(d=16)),
+    ("speech_to_text", {"model_type": "speech_to_text", "d_model": 16}, "decoder", lambda: tk.M2M100Positions(d=16)),
+    ("xglm", {"model_type": "xglm", "d_model": 16}, None, lambda: tk.SinusoidPositions(d=16, offset=2)),
+]
+
+
+@pytest.mark.parametrize("name,config,stack,make", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_each_familys_table_as_its_code_computes_it_passes(tmp_path, name, config, stack, make):
+    fn = make()
+    weights = getattr(fn, "weight", None)
+    v = ropecheck.check_table(fn, config, stack=stack, weights=weights, dump_dir=tmp_path)
+    assert v, f"{name}: {v}"

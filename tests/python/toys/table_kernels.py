@@ -158,3 +158,35 @@ class RobertaPositions:
             mask = input_ids.ne(self.pad).int()
             pos = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.pad
         return self.table.emb(pos).detach()
+
+
+class GPTBigCodePositions:
+    """fn(input_ids, attention_mask) -> rows: GPT-BigCode's wpe read at the mask's cumsum - 1, padding at row 1
+    (transformers models/gpt_bigcode/modeling_gpt_bigcode.py GPTBigCodeModel.forward)."""
+
+    def __init__(self, max_positions=64, d=16, *, dtype=torch.float32, seed=5):
+        self.table = LearnedTable(max_positions, d, dtype=dtype, seed=seed)
+        self.ropecheck_table_form = "ids"
+
+    @property
+    def weight(self):
+        return self.table.weight
+
+    def __call__(self, input_ids, attention_mask):
+        pos = attention_mask.long().cumsum(-1) - 1
+        pos = pos.masked_fill(attention_mask == 0, 1)
+        return self.table.emb(pos).detach()
+
+
+class WhisperEncoderTable:
+    """fn(positions) -> rows of Whisper's encoder table: nn.Embedding(max_source_positions, d) holding sinusoids(),
+    [sin | cos] with log(10000) / (d/2 - 1) in fp32 (transformers models/whisper/modeling_whisper.py sinusoids)."""
+
+    def __init__(self, rows=1500, d=16, *, dtype=torch.float32):
+        self.emb = torch.nn.Embedding(rows, d)
+        with torch.no_grad():
+            self.emb.weight.copy_(fairseq_table(rows, d))
+        self.emb = self.emb.to(dtype)
+
+    def __call__(self, positions):
+        return self.emb(positions).detach()
