@@ -45,16 +45,7 @@ rope_config parse_hf_config(const nlohmann::json& j, const convention_declaratio
 }
 
 hf_config_parse load_hf_config_with_notes(const std::filesystem::path& path, const convention_declaration& decl) {
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(name, "", "cannot open file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw config_error(name, "", std::string("not valid JSON: ") + e.what());
-  }
-  return detail::json_read::parse(j, name, decl);
+  return detail::json_read::parse(detail::json_read::read_config_json(path), path.string(), decl);
 }
 
 rope_config load_hf_config(const std::filesystem::path& path, const convention_declaration& decl) {

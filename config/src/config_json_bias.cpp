@@ -399,16 +399,7 @@ std::optional<bias_config_parse> parse_bias_config(const json& j, const std::str
 }
 
 std::optional<bias_config_parse> load_bias_config(const std::filesystem::path& path, const bias_declaration& decl) {
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(name, "", "cannot open file");
-  json j;
-  try {
-    j = json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
-    throw config_error(name, "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_bias_config(j, name, decl);
+  return parse_bias_config(detail::json_read::read_config_json(path), path.string(), decl);
 }
 
 }  // namespace ropecheck

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -75,6 +77,18 @@ inline std::string fmt(double v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round trip (C++17), never too short
   return std::string(buf, r.ptr);
+}
+
+// The JSON object of a config.json file; config_error naming the file when it cannot be opened or parsed.
+inline json read_config_json(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error(name, "", "cannot open file");
+  try {
+    return json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    throw config_error(name, "", std::string("not valid JSON: ") + e.what());
+  }
 }
 
 class reader {

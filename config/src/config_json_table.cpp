@@ -139,16 +139,7 @@ std::optional<table_config_parse> parse_table_config(const json& j, const std::s
 }
 
 std::optional<table_config_parse> load_table_config(const std::filesystem::path& path, const table_declaration& decl) {
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config_error(name, "", "cannot open file");
-  json j;
-  try {
-    j = json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
-    throw config_error(name, "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_table_config(j, name, decl);
+  return parse_table_config(detail::json_read::read_config_json(path), path.string(), decl);
 }
 
 }  // namespace ropecheck

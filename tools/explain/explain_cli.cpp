@@ -94,6 +94,17 @@ std::string layer_kinds(const std::vector<bias_layer>& layers) {
   return s;
 }
 
+// Writes explain's JSON to `out` ('-': standard output, and true: nothing else is printed).
+bool emit_json(const nlohmann::json& j, const std::string& out) {
+  const std::string text = j.dump(2) + "\n";
+  if (out == "-") {
+    std::fputs(text.c_str(), stdout);
+    return true;
+  }
+  std::ofstream(out) << text;
+  return false;
+}
+
 // explain's text and JSON for a config.json whose family adds a score-matrix bias (bias_config.hpp).
 int explain_bias(const bias_config_parse& b, const std::string& path, const std::optional<std::string>& json_out) {
   if (json_out) {
@@ -113,12 +124,7 @@ int explain_bias(const bias_config_parse& b, const std::string& path, const std:
     j["claim"] = claim_json(b.info);
     j["engine"] = std::string(to_string(b.info.engine));
     j["notes"] = b.notes;
-    const std::string text = j.dump(2) + "\n";
-    if (*json_out == "-") {
-      std::fputs(text.c_str(), stdout);
-      return 0;
-    }
-    std::ofstream(*json_out) << text;
+    if (emit_json(j, *json_out)) return 0;
   }
   std::printf("ropecheck explain: %s\n", path.c_str());
   std::printf("family: %s (%s): a score-matrix bias, no RoPE\n", b.family.c_str(), b.via.c_str());
@@ -143,12 +149,7 @@ int explain_table(const table_config_parse& t, const std::string& path, const st
     j["stack"] = t.stack;
     j["claim"] = claim_json(t.info);
     j["notes"] = t.notes;
-    const std::string text = j.dump(2) + "\n";
-    if (*json_out == "-") {
-      std::fputs(text.c_str(), stdout);
-      return 0;
-    }
-    std::ofstream(*json_out) << text;
+    if (emit_json(j, *json_out)) return 0;
   }
   std::printf("ropecheck explain: %s\n", path.c_str());
   std::printf("family: %s (%s): an absolute position vector added at the input, no RoPE\n", t.family.c_str(), t.via.c_str());
