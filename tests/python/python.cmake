@@ -60,4 +60,5 @@ ropecheck_python_test(capture_scores 300)  # ropecheck.capture.capture_scores on
 ropecheck_python_test(bias_toys 60)        # the bias toys against independent formulas; the bias adapters (no binary)
 ropecheck_python_test(bias_drive 120)      # every bias kernel through the attention driver; the bias read back from o
 ropecheck_python_test(bias 600)            # check_attention() on ALiBi and T5 claims: correct pass, each bias bug named
+ropecheck_python_test(mrope_hf 60)         # adapters.hf with M-RoPE position_ids [3, 1, T]: a Qwen2-VL-style toy passes, another split named
 ropecheck_python_test(table 120)           # check_table(): each family's table as its code computes it passes, each port's bug named
