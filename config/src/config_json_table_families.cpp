@@ -28,13 +28,12 @@ stack_rule plain_learned(const char* key, const char* alias, std::optional<std::
 }
 
 // BART's, mBART's and PLBart's learned table: nn.Embedding(max_position_embeddings + 2), read at arange + 2.
-stack_rule bart_learned(const char* model, const char* cls, std::optional<std::int64_t> dflt, const char* dflt_source) {
+stack_rule bart_learned(const char* cls, std::optional<std::int64_t> dflt, const char* dflt_source) {
   stack_rule s;
   s.rows_key = "max_position_embeddings";
   s.rows_default = dflt;
   s.rows_default_source = dflt_source;
   s.rows_extra = 2;
-  (void)model;
   s.rows_source = cls;
   s.offset = 2;
   s.offset_source = cls;
@@ -44,7 +43,7 @@ stack_rule bart_learned(const char* model, const char* cls, std::optional<std::i
 
 // OPT's and BioGPT's: positions from the attention mask's cumsum (padding -> -1), read at + 2.
 stack_rule opt_learned(std::optional<std::int64_t> dflt, const char* dflt_source, const char* cls) {
-  stack_rule s = bart_learned("", cls, dflt, dflt_source);
+  stack_rule s = bart_learned(cls, dflt, dflt_source);
   s.padding = padding_rule::skipped;
   s.padding_row = 1;
   return s;
@@ -200,18 +199,18 @@ const std::vector<table_family>& families() {
     v.push_back({"bart", "BART", "a learned table embed_positions per stack", "d_model", "hidden_size", 1024,
                  "transformers models/bart/configuration_bart.py BartConfig.__init__ d_model=1024", "scale_embedding",
                  "models/bart/modeling_bart.py BartScaledWordEmbedding: embed_scale multiplies the token embedding only", {},
-                 bart_learned("bart", bart_cls, 1024, "transformers models/bart/configuration_bart.py BartConfig.__init__ max_position_embeddings=1024"),
-                 bart_learned("bart", bart_cls, 1024, "transformers models/bart/configuration_bart.py BartConfig.__init__ max_position_embeddings=1024")});
+                 bart_learned(bart_cls, 1024, "transformers models/bart/configuration_bart.py BartConfig.__init__ max_position_embeddings=1024"),
+                 bart_learned(bart_cls, 1024, "transformers models/bart/configuration_bart.py BartConfig.__init__ max_position_embeddings=1024")});
     const char* mbart_cls = "transformers models/mbart/modeling_mbart.py MBartLearnedPositionalEmbedding (copied from BART's): offset 2";
     v.push_back({"mbart", "mBART", "a learned table embed_positions per stack", "d_model", "hidden_size", 1024,
                  "transformers models/mbart/configuration_mbart.py MBartConfig.__init__ d_model=1024", "scale_embedding",
                  "models/mbart/modeling_mbart.py MBartScaledWordEmbedding: embed_scale multiplies the token embedding only", {},
-                 bart_learned("mbart", mbart_cls, 1024, "transformers models/mbart/configuration_mbart.py MBartConfig.__init__ max_position_embeddings=1024"),
-                 bart_learned("mbart", mbart_cls, 1024, "transformers models/mbart/configuration_mbart.py MBartConfig.__init__ max_position_embeddings=1024")});
+                 bart_learned(mbart_cls, 1024, "transformers models/mbart/configuration_mbart.py MBartConfig.__init__ max_position_embeddings=1024"),
+                 bart_learned(mbart_cls, 1024, "transformers models/mbart/configuration_mbart.py MBartConfig.__init__ max_position_embeddings=1024")});
     const char* plbart_cls = "transformers models/plbart/modeling_plbart.py PLBartLearnedPositionalEmbedding (BART's): offset 2";
     v.push_back({"plbart", "PLBart", "a learned table embed_positions per stack", "d_model", "hidden_size", std::nullopt, "", "scale_embedding",
                  "models/plbart/modeling_plbart.py PLBartScaledWordEmbedding: embed_scale multiplies the token embedding only", {},
-                 bart_learned("plbart", plbart_cls, std::nullopt, ""), bart_learned("plbart", plbart_cls, std::nullopt, "")});
+                 bart_learned(plbart_cls, std::nullopt, ""), bart_learned(plbart_cls, std::nullopt, "")});
     // Blenderbot and Blenderbot-small: nn.Embedding(max_position_embeddings), arange, no offset.
     const char* bb_cls = "transformers models/blenderbot/modeling_blenderbot.py BlenderbotLearnedPositionalEmbedding: nn.Embedding(num, dim), no offset";
     const char* bb_pos = "modeling_blenderbot.py BlenderbotLearnedPositionalEmbedding.forward: arange(past, past + seq_len)";

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,9 @@ void diagnose_sinusoid(const table_context& t, table_verdict& v);
 void diagnose_learned(const table_context& t, table_verdict& v);
 // The learned table's values against the rows inside the table (the weights rounded once into the dtype).
 void judge_learned_values(const table_context& t, table_verdict& v);
+// The row of the learned table that row n equals within its allowance (first_try first; the weights rounded to
+// `digits` bits when > 0), nullopt for none (table_learned.cpp; also read by table_past.cpp).
+[[nodiscard]] std::optional<std::int64_t> matching_row(const table_context& t, std::size_t n, std::int64_t first_try, int digits);
 // What the rows answered past the table's end are (sinusoid: clamped, wrapped, evaluated past the end, zeros;
 // learned: the row read), in words.
 [[nodiscard]] std::string describe_past_rows(const table_context& t, const std::vector<std::size_t>& past);

@@ -13,8 +13,6 @@
 
 namespace ropecheck::judge::detail {
 
-std::optional<std::int64_t> matching_row(const table_context& t, std::size_t n, std::int64_t first_try, int digits);
-
 namespace {
 
 // Row n equals the claim's sinusoid evaluated at q (within the claim's allowance).
